@@ -1,0 +1,134 @@
+package v1alpha1
+
+// A BrokerClass is the Knative Broker implementation.
+// +kubebuilder:validation:Enum=MTChannelBasedBroker;RabbitMQBroker
+type BrokerClass string
+
+// Broker classes.
+const (
+	BrokerClassMTChannelBased BrokerClass = "MTChannelBasedBroker"
+	BrokerClassRabbitMQ       BrokerClass = "RabbitMQBroker"
+)
+
+// A BackoffPolicy is how the delay between delivery retries grows.
+// +kubebuilder:validation:Enum=linear;exponential
+type BackoffPolicy string
+
+// Backoff policies.
+const (
+	BackoffPolicyLinear      BackoffPolicy = "linear"
+	BackoffPolicyExponential BackoffPolicy = "exponential"
+)
+
+// A Broker is the Knative Broker the workload receives events from.
+type Broker struct {
+	// Name of the Broker in the resource's namespace.
+	// +kubebuilder:default=default
+	// +optional
+	Name DNSLabel `json:"name,omitempty"`
+
+	// Create the Broker when it does not exist. A Broker created here is
+	// deleted with its last user; one that existed before is never deleted.
+	// +optional
+	Create bool `json:"create,omitempty"`
+
+	// Class of a Broker created here.
+	// +kubebuilder:default=MTChannelBasedBroker
+	// +optional
+	Class BrokerClass `json:"class,omitempty"`
+
+	// Delivery is the Broker's own delivery spec, for a Broker created here.
+	// +optional
+	Delivery *Delivery `json:"delivery,omitempty"`
+}
+
+// Delivery configures how Knative retries events that the subscriber did not
+// accept, and where they go when it gives up.
+type Delivery struct {
+	// Retry is the number of retries before the event is sent to the dead
+	// letter sink.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Retry *int32 `json:"retry,omitempty"`
+
+	// BackoffPolicy is how the delay between retries grows.
+	// +optional
+	BackoffPolicy *BackoffPolicy `json:"backoffPolicy,omitempty"`
+
+	// BackoffDelay is the first retry's delay, such as PT0.5S.
+	// +optional
+	BackoffDelay *ISO8601Duration `json:"backoffDelay,omitempty"`
+
+	// DeadLetterSink receives the events that could not be delivered.
+	// +optional
+	DeadLetterSink *Sink `json:"deadLetterSink,omitempty"`
+}
+
+// A Sink is where events are sent: an addressable object in the resource's
+// namespace, or a URI.
+// +kubebuilder:validation:XValidation:rule="has(self.ref) != has(self.uri)",message="exactly one of ref or uri must be set"
+type Sink struct {
+	// Ref names an addressable object, such as a Knative Service or Broker.
+	// +optional
+	Ref *SinkReference `json:"ref,omitempty"`
+
+	// URI of the sink.
+	// +optional
+	URI *HTTPURL `json:"uri,omitempty"`
+}
+
+// A SinkReference names an addressable object in the resource's namespace.
+type SinkReference struct {
+	// APIVersion of the object, such as serving.knative.dev/v1.
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9.-]+/)?v[0-9]+((alpha|beta)[0-9]+)?$')",message="must be an API version such as serving.knative.dev/v1"
+	APIVersion string `json:"apiVersion"`
+
+	// Kind of the object, such as Service.
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Z][A-Za-z0-9]*$')",message="must be a kind such as Service or Broker"
+	Kind string `json:"kind"`
+
+	// Name of the object.
+	Name DNSSubdomain `json:"name"`
+}
+
+// Filters select events by their CloudEvents attributes, such as
+// type: com.example.order.created. All must match.
+// +kubebuilder:validation:MaxProperties=16
+// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[a-z0-9]{1,20}$'))",message="attribute names are CloudEvents attribute names: 1 to 20 lowercase letters or digits"
+type Filters map[string]string
+
+// A Trigger subscribes the function to the events of its Broker.
+type Trigger struct {
+	// Name of the trigger, unique within the resource.
+	Name DNSLabel `json:"name"`
+
+	// Filters select the events this trigger delivers. No filters means
+	// every event of the Broker.
+	// +optional
+	Filters Filters `json:"filters,omitempty"`
+
+	// Delivery overrides the resource's delivery spec for this trigger.
+	// +optional
+	Delivery *Delivery `json:"delivery,omitempty"`
+}
+
+// FunctionEventing wires a LambdaFunction to CloudEvents.
+type FunctionEventing struct {
+	// Broker the triggers subscribe to.
+	// +optional
+	Broker *Broker `json:"broker,omitempty"`
+
+	// Triggers subscribe the function to events of the Broker.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Triggers []Trigger `json:"triggers,omitempty"`
+
+	// Delivery is the default delivery spec of every trigger.
+	// +optional
+	Delivery *Delivery `json:"delivery,omitempty"`
+}

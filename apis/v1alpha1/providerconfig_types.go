@@ -1,0 +1,182 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+)
+
+// A CredentialsSource is where the provider gets credentials for the target
+// cluster.
+// +kubebuilder:validation:Enum=InjectedIdentity;Secret
+type CredentialsSource string
+
+// Credentials sources.
+const (
+	// CredentialsSourceInjectedIdentity targets the cluster the provider runs
+	// in, with its own service account.
+	CredentialsSourceInjectedIdentity CredentialsSource = "InjectedIdentity"
+
+	// CredentialsSourceSecret targets the cluster of a kubeconfig in a Secret.
+	CredentialsSourceSecret CredentialsSource = "Secret"
+)
+
+// BuildDefaults apply to every build of the resources that use a provider
+// config, unless the resource sets its own.
+type BuildDefaults struct {
+	// Registry images are pushed to, such as registry.local:5000/lambdas.
+	// +optional
+	Registry *ImageRepository `json:"registry,omitempty"`
+
+	// ExecutorImage is the Kaniko executor image.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	ExecutorImage *string `json:"executorImage,omitempty"`
+
+	// CacheRepo is where Kaniko caches layers; caching is on when set.
+	// +optional
+	CacheRepo *ImageRepository `json:"cacheRepo,omitempty"`
+
+	// PushSecretRef names a docker-config Secret, in the namespace of each
+	// resource, used to push images.
+	// +optional
+	PushSecretRef *LocalObjectReference `json:"pushSecretRef,omitempty"`
+
+	// InsecureRegistries are registries reached over plain http.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=255
+	// +listType=set
+	// +optional
+	InsecureRegistries []string `json:"insecureRegistries,omitempty"`
+}
+
+// ProviderCredentials of a namespaced ProviderConfig: a kubeconfig Secret in
+// the ProviderConfig's own namespace.
+// +kubebuilder:validation:XValidation:rule="self.source != 'Secret' || has(self.secretRef)",message="secretRef is required when source is Secret"
+type ProviderCredentials struct {
+	// Source of the credentials.
+	// +kubebuilder:default=InjectedIdentity
+	Source CredentialsSource `json:"source"`
+
+	// SecretRef selects the kubeconfig key of a Secret in the
+	// ProviderConfig's namespace.
+	// +optional
+	SecretRef *KeySelector `json:"secretRef,omitempty"`
+}
+
+// ClusterProviderCredentials of a ClusterProviderConfig: a kubeconfig Secret
+// in a namespace the platform team chooses.
+// +kubebuilder:validation:XValidation:rule="self.source != 'Secret' || has(self.secretRef)",message="secretRef is required when source is Secret"
+type ClusterProviderCredentials struct {
+	// Source of the credentials.
+	// +kubebuilder:default=InjectedIdentity
+	Source CredentialsSource `json:"source"`
+
+	// SecretRef selects the kubeconfig key of a Secret.
+	// +optional
+	SecretRef *xpv2.SecretKeySelector `json:"secretRef,omitempty"`
+}
+
+// A ProviderConfigSpec configures a namespaced ProviderConfig.
+type ProviderConfigSpec struct {
+	// Credentials for the target cluster.
+	// +kubebuilder:default={"source": "InjectedIdentity"}
+	Credentials ProviderCredentials `json:"credentials"`
+
+	// Build defaults of the resources that use this config.
+	// +optional
+	Build *BuildDefaults `json:"build,omitempty"`
+}
+
+// A ClusterProviderConfigSpec configures a ClusterProviderConfig.
+type ClusterProviderConfigSpec struct {
+	// Credentials for the target cluster.
+	// +kubebuilder:default={"source": "InjectedIdentity"}
+	Credentials ClusterProviderCredentials `json:"credentials"`
+
+	// Build defaults of the resources that use this config.
+	// +optional
+	Build *BuildDefaults `json:"build,omitempty"`
+}
+
+// A ProviderConfigStatus is the observed state of a provider config.
+type ProviderConfigStatus struct {
+	xpv2.ProviderConfigStatus `json:",inline"`
+}
+
+// +kubebuilder:object:root=true
+
+// A ProviderConfig points the LambdaFunctions and LambdaAgents of its
+// namespace at a target cluster and sets their build defaults.
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="SOURCE",type="string",JSONPath=".spec.credentials.source"
+// +kubebuilder:printcolumn:name="REGISTRY",type="string",JSONPath=".spec.build.registry"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,provider,lambda}
+type ProviderConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ProviderConfigSpec   `json:"spec"`
+	Status ProviderConfigStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ProviderConfigList contains a list of ProviderConfig.
+type ProviderConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ProviderConfig `json:"items"`
+}
+
+// +kubebuilder:object:root=true
+
+// A ClusterProviderConfig points LambdaFunctions and LambdaAgents of any
+// namespace at a target cluster and sets their build defaults.
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="SOURCE",type="string",JSONPath=".spec.credentials.source"
+// +kubebuilder:printcolumn:name="REGISTRY",type="string",JSONPath=".spec.build.registry"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:resource:scope=Cluster,categories={crossplane,provider,lambda}
+type ClusterProviderConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ClusterProviderConfigSpec `json:"spec"`
+	Status ProviderConfigStatus      `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// ClusterProviderConfigList contains a list of ClusterProviderConfig.
+type ClusterProviderConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ClusterProviderConfig `json:"items"`
+}
+
+// +kubebuilder:object:root=true
+
+// A ProviderConfigUsage records that a managed resource uses a provider
+// config, so a config in use is not deleted.
+// +kubebuilder:printcolumn:name="CONFIG-NAME",type="string",JSONPath=".providerConfigRef.name"
+// +kubebuilder:printcolumn:name="RESOURCE-KIND",type="string",JSONPath=".resourceRef.kind"
+// +kubebuilder:printcolumn:name="RESOURCE-NAME",type="string",JSONPath=".resourceRef.name"
+// +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,provider,lambda}
+type ProviderConfigUsage struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	xpv2.TypedProviderConfigUsage `json:",inline"`
+}
+
+// +kubebuilder:object:root=true
+
+// ProviderConfigUsageList contains a list of ProviderConfigUsage.
+type ProviderConfigUsageList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ProviderConfigUsage `json:"items"`
+}

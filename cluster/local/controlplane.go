@@ -1,0 +1,122 @@
+package local
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+const (
+	errStart      = "cannot start the local control plane"
+	errKubeconfig = "cannot write a kubeconfig for the local control plane"
+	errStop       = "cannot stop the local control plane"
+	errTempDir    = "cannot create etcd's data folder"
+)
+
+// Options of a local control plane.
+type Options struct {
+	// BinDir holds the etcd and kube-apiserver binaries. Empty means
+	// $KUBEBUILDER_ASSETS.
+	BinDir string
+
+	// Port of kube-apiserver on 127.0.0.1; 0 picks a free one.
+	Port int
+
+	// DataDir is the parent of etcd's data folder. Empty means the system's
+	// temporary folder.
+	DataDir string
+
+	// MinFreeBytes the data folder's file system must have; 0 means
+	// MinFreeBytes.
+	MinFreeBytes uint64
+
+	// CRDs installed once the API server is up.
+	CRDs []*extv1.CustomResourceDefinition
+
+	// Out receives etcd's and kube-apiserver's logs; nil discards them.
+	Out io.Writer
+}
+
+// A ControlPlane is a running etcd and kube-apiserver.
+type ControlPlane struct {
+	env     *envtest.Environment
+	dataDir string
+
+	// Config authenticates as a cluster administrator.
+	Config *rest.Config
+}
+
+// Start checks the options, starts etcd and kube-apiserver, and installs the
+// CRDs. On any failure it stops whatever it started, so no process is left
+// behind.
+func Start(_ context.Context, o Options) (*ControlPlane, error) {
+	if o.BinDir == "" {
+		o.BinDir = os.Getenv("KUBEBUILDER_ASSETS")
+	}
+	if o.MinFreeBytes == 0 {
+		o.MinFreeBytes = MinFreeBytes
+	}
+	if o.DataDir == "" {
+		o.DataDir = os.TempDir()
+	}
+	if err := checkBinaries(o.BinDir); err != nil {
+		return nil, err
+	}
+	if err := checkPort(o.Port); err != nil {
+		return nil, err
+	}
+	if err := checkDisk(o.DataDir, o.MinFreeBytes); err != nil {
+		return nil, err
+	}
+	dataDir, err := os.MkdirTemp(o.DataDir, "lambda-etcd-")
+	if err != nil {
+		return nil, errors.Wrap(err, errTempDir)
+	}
+
+	env := &envtest.Environment{
+		BinaryAssetsDirectory:    o.BinDir,
+		CRDs:                     o.CRDs,
+		ErrorIfCRDPathMissing:    true,
+		ControlPlaneStartTimeout: 60 * time.Second,
+		ControlPlaneStopTimeout:  20 * time.Second,
+	}
+	etcd := &envtest.Etcd{DataDir: dataDir}
+	env.ControlPlane.Etcd = etcd
+	api := env.ControlPlane.GetAPIServer()
+	api.SecurePort = o.Port
+	if o.Out != nil {
+		etcd.Out, etcd.Err = o.Out, o.Out
+		api.Out, api.Err = o.Out, o.Out
+	}
+
+	cfg, err := env.Start()
+	if err != nil {
+		_ = env.Stop()
+		_ = os.RemoveAll(dataDir)
+		return nil, errors.Wrap(err, errStart)
+	}
+	return &ControlPlane{env: env, dataDir: dataDir, Config: cfg}, nil
+}
+
+// WriteKubeconfig writes a kubeconfig for the administrator to path.
+func (c *ControlPlane) WriteKubeconfig(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return errors.Wrap(err, errKubeconfig)
+	}
+	return errors.Wrap(os.WriteFile(path, c.env.KubeConfig, 0o600), errKubeconfig)
+}
+
+// Stop stops kube-apiserver and etcd and removes etcd's data.
+func (c *ControlPlane) Stop() error {
+	err := c.env.Stop()
+	_ = os.RemoveAll(c.dataDir)
+	return errors.Wrap(err, errStop)
+}

@@ -1,0 +1,160 @@
+package local
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+const (
+	errFmtGoCommand = "cannot run go %s (it locates CRDs in the module cache): %v: %s"
+	errFmtGoJSON    = "cannot decode what go %s printed"
+	errFmtNoModDir  = "go %s named no folder for module %s"
+	errFmtReadCRDs  = "cannot read CRDs from %s"
+	errFmtDecodeCRD = "cannot decode %s"
+	errFmtNoCRDs    = "found no CRDs in %s"
+)
+
+// CrossplaneVersion is the Crossplane release whose CRDs the control plane
+// installs. The provider itself only needs crossplane-runtime, so this module
+// is not in go.mod; its files are read from the module cache.
+const CrossplaneVersion = "v2.4.0"
+
+// A CRDSource is a folder of CRD manifests inside a Go module.
+type CRDSource struct {
+	// Module path.
+	Module string
+
+	// Version of the module. Empty means the version go.mod requires, so
+	// the CRDs always match the API types the code is built against.
+	Version string
+
+	// Dir is the folder inside the module.
+	Dir string
+}
+
+// ThirdPartyCRDs are the CRDs of Knative Serving, Knative Eventing and
+// Crossplane, taken from the projects' own modules.
+var ThirdPartyCRDs = []CRDSource{
+	{Module: "knative.dev/serving", Dir: "config/core/300-resources"},
+	{Module: "knative.dev/eventing", Dir: "config/core/resources"},
+	{Module: "github.com/crossplane/crossplane/v2", Version: CrossplaneVersion, Dir: "cluster/crds"},
+}
+
+// goJSON runs the go command and decodes the JSON object it prints.
+func goJSON(ctx context.Context, dir string, into any, args ...string) error {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return errors.Errorf(errFmtGoCommand, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return errors.Wrapf(json.Unmarshal(out, into), errFmtGoJSON, strings.Join(args, " "))
+}
+
+// ModuleRoot is the folder of this repository's go.mod, found from dir.
+func ModuleRoot(ctx context.Context, dir string) (string, error) {
+	var env struct{ GOMOD string }
+	if err := goJSON(ctx, dir, &env, "env", "-json", "GOMOD"); err != nil {
+		return "", err
+	}
+	if env.GOMOD == "" || env.GOMOD == os.DevNull {
+		return "", errors.Errorf(errFmtNoModDir, "env GOMOD", "github.com/knative-lambda/provider-knative-lambda")
+	}
+	return filepath.Dir(env.GOMOD), nil
+}
+
+// Path is where the source's folder is on this machine. Modules are
+// downloaded into the module cache when they are not there yet.
+func (s CRDSource) Path(ctx context.Context, root string) (string, error) {
+	args := []string{"list", "-m", "-json", s.Module}
+	if s.Version != "" {
+		args = []string{"mod", "download", "-json", s.Module + "@" + s.Version}
+	}
+	var m struct{ Dir string }
+	if err := goJSON(ctx, root, &m, args...); err != nil {
+		return "", err
+	}
+	if m.Dir == "" {
+		return "", errors.Errorf(errFmtNoModDir, strings.Join(args, " "), s.Module)
+	}
+	return filepath.Join(m.Dir, filepath.FromSlash(s.Dir)), nil
+}
+
+// OwnCRDsDir is where make generate writes this provider's CRDs.
+func OwnCRDsDir(root string) string {
+	return filepath.Join(root, "package", "crds")
+}
+
+// AllCRDs loads this provider's CRDs and every third-party CRD.
+func AllCRDs(ctx context.Context, root string) ([]*extv1.CustomResourceDefinition, error) {
+	dirs := []string{OwnCRDsDir(root)}
+	for _, s := range ThirdPartyCRDs {
+		d, err := s.Path(ctx, root)
+		if err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, d)
+	}
+	var all []*extv1.CustomResourceDefinition
+	for _, d := range dirs {
+		crds, err := LoadCRDs(d)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, crds...)
+	}
+	return all, nil
+}
+
+// LoadCRDs reads every CustomResourceDefinition in the YAML files of a folder.
+// Other kinds of object in those files are skipped.
+func LoadCRDs(dir string) ([]*extv1.CustomResourceDefinition, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return nil, errors.Errorf(errFmtNoCRDs, dir)
+	}
+	var crds []*extv1.CustomResourceDefinition
+	for _, f := range files {
+		b, err := os.ReadFile(f) //nolint:gosec // Reading the manifests in this folder is the point.
+		if err != nil {
+			return nil, errors.Wrapf(err, errFmtReadCRDs, dir)
+		}
+		docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+		for {
+			doc, err := docs.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, errors.Wrapf(err, errFmtDecodeCRD, f)
+			}
+			crd := &extv1.CustomResourceDefinition{}
+			if err := yaml.Unmarshal(doc, crd); err != nil {
+				return nil, errors.Wrapf(err, errFmtDecodeCRD, f)
+			}
+			if crd.Kind != "CustomResourceDefinition" {
+				continue
+			}
+			crds = append(crds, crd)
+		}
+	}
+	if len(crds) == 0 {
+		return nil, errors.Errorf(errFmtNoCRDs, dir)
+	}
+	return crds, nil
+}

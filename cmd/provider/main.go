@@ -1,0 +1,106 @@
+// Command provider runs provider-knative-lambda: the controllers of
+// LambdaFunction, LambdaAgent and their provider configs.
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis"
+	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
+)
+
+func main() {
+	var (
+		app                     = kingpin.New(filepath.Base(os.Args[0]), "Crossplane provider for serverless functions and AI agents on Knative.").DefaultEnvars()
+		debug                   = app.Flag("debug", "Run with debug logging.").Short('d').Bool()
+		syncInterval            = app.Flag("sync", "How often the controller manager resyncs every watched object, such as 1h.").Short('s').Default("1h").Duration()
+		pollInterval            = app.Flag("poll", "How often each resource is checked for drift.").Default("1m").Duration()
+		pollStateMetricInterval = app.Flag("poll-state-metric", "How often the managed resource state metrics are recorded.").Default("5s").Duration()
+		maxReconcileRate        = app.Flag("max-reconcile-rate", "Reconciles per second across all controllers, and concurrent reconciles per controller.").Default("10").Int()
+		leaderElection          = app.Flag("leader-election", "Use leader election, so only one replica reconciles.").Short('l').Default("false").Envar("LEADER_ELECTION").Bool()
+		metricsAddr             = app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint listens on.").Default(":8080").String()
+		healthAddr              = app.Flag("health-probe-bind-address", "Address the /healthz and /readyz endpoints listen on.").Default(":8081").String()
+	)
+	kingpin.MustParse(app.Parse(os.Args[1:]))
+
+	zl := zap.New(zap.UseDevMode(*debug))
+	log := logging.NewLogrLogger(zl.WithName("provider-knative-lambda"))
+	// controller-runtime is very chatty at info level; only debug gets it.
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	if *debug {
+		ctrl.SetLogger(zl)
+	}
+
+	cfg, err := ctrl.GetConfig()
+	kingpin.FatalIfError(err, "Cannot get the API server's REST config")
+
+	leaseDuration, renewDeadline := 60*time.Second, 50*time.Second
+	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *maxReconcileRate), ctrl.Options{
+		Cache: cache.Options{
+			SyncPeriod: syncInterval,
+			// The CRD gate only needs names and conditions, not schemas.
+			ByObject: map[client.Object]cache.ByObject{
+				&extv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
+			},
+		},
+		Metrics:                    metricsserver.Options{BindAddress: *metricsAddr},
+		HealthProbeBindAddress:     *healthAddr,
+		LeaderElection:             *leaderElection,
+		LeaderElectionID:           "crossplane-leader-election-provider-knative-lambda",
+		LeaderElectionResourceLock: resourcelock.LeasesResourceLock,
+		LeaseDuration:              &leaseDuration,
+		RenewDeadline:              &renewDeadline,
+	})
+	kingpin.FatalIfError(err, "Cannot create the controller manager")
+	kingpin.FatalIfError(apis.AddToScheme(mgr.GetScheme()), "Cannot add the provider's APIs to the scheme")
+	kingpin.FatalIfError(extv1.AddToScheme(mgr.GetScheme()), "Cannot add the CRD API to the scheme")
+	kingpin.FatalIfError(mgr.AddHealthzCheck("ping", healthz.Ping), "Cannot add the health check")
+	kingpin.FatalIfError(mgr.AddReadyzCheck("ping", healthz.Ping), "Cannot add the readiness check")
+
+	mm := managed.NewMRMetricRecorder()
+	sm := statemetrics.NewMRStateMetrics()
+	metrics.Registry.MustRegister(mm, sm)
+
+	o := controller.Options{
+		Logger:                  log,
+		MaxConcurrentReconciles: *maxReconcileRate,
+		PollInterval:            *pollInterval,
+		GlobalRateLimiter:       ratelimiter.NewGlobal(*maxReconcileRate),
+		Features:                &feature.Flags{},
+		MetricOptions: &controller.MetricOptions{
+			PollStateMetricInterval: *pollStateMetricInterval,
+			MRMetrics:               mm,
+			MRStateMetrics:          sm,
+		},
+		Gate: new(gate.Gate[schema.GroupVersionKind]),
+	}
+
+	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
+	kingpin.FatalIfError(lambdacontroller.SetupGated(mgr, o), "Cannot set up the controllers")
+	log.Info("Starting", "sync", syncInterval.String(), "poll", pollInterval.String(), "max-reconcile-rate", *maxReconcileRate)
+	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start the controller manager")
+}

@@ -1,0 +1,57 @@
+// Package config reconciles ProviderConfigs and ClusterProviderConfigs: it
+// counts their users and keeps a config in use from being deleted.
+package config
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/providerconfig"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+)
+
+// Setup adds controllers for both kinds of provider config.
+func Setup(mgr ctrl.Manager, o controller.Options) error {
+	for _, c := range []struct {
+		gvk schema.GroupVersionKind
+		obj client.Object
+	}{
+		{gvk: v1alpha1.ProviderConfigGroupVersionKind, obj: &v1alpha1.ProviderConfig{}},
+		{gvk: v1alpha1.ClusterProviderConfigGroupVersionKind, obj: &v1alpha1.ClusterProviderConfig{}},
+	} {
+		name := providerconfig.ControllerName(c.gvk.GroupKind().String())
+		of := resource.ProviderConfigKinds{
+			Config:    c.gvk,
+			Usage:     v1alpha1.ProviderConfigUsageGroupVersionKind,
+			UsageList: v1alpha1.ProviderConfigUsageListGroupVersionKind,
+		}
+		r := providerconfig.NewReconciler(mgr, of,
+			providerconfig.WithLogger(o.Logger.WithValues("controller", name)),
+			providerconfig.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))))
+		err := ctrl.NewControllerManagedBy(mgr).
+			Named(name).
+			WithOptions(o.ForControllerRuntime()).
+			For(c.obj).
+			Watches(&v1alpha1.ProviderConfigUsage{}, &resource.EnqueueRequestForProviderConfig{}).
+			Complete(r)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetupGated adds the controllers once their CRDs exist.
+func SetupGated(mgr ctrl.Manager, o controller.Options) error {
+	o.Gate.Register(func() {
+		if err := Setup(mgr, o); err != nil {
+			mgr.GetLogger().Error(err, "cannot set up the provider config controllers")
+		}
+	}, v1alpha1.ProviderConfigGroupVersionKind, v1alpha1.ClusterProviderConfigGroupVersionKind, v1alpha1.ProviderConfigUsageGroupVersionKind)
+	return nil
+}

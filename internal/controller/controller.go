@@ -1,0 +1,26 @@
+// Package controller sets up every controller of the provider.
+package controller
+
+import (
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+
+	"github.com/knative-lambda/provider-knative-lambda/internal/controller/config"
+	"github.com/knative-lambda/provider-knative-lambda/internal/controller/workload"
+)
+
+// SetupGated adds every controller; each starts once its CRDs exist, so the
+// provider can start before Crossplane (with safe-start) installs them.
+func SetupGated(mgr ctrl.Manager, o controller.Options) error {
+	for _, setup := range []func(ctrl.Manager, controller.Options) error{
+		config.SetupGated,
+		func(m ctrl.Manager, o controller.Options) error { return workload.SetupGated(m, o, workload.LambdaFunction) },
+		func(m ctrl.Manager, o controller.Options) error { return workload.SetupGated(m, o, workload.LambdaAgent) },
+	} {
+		if err := setup(mgr, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
