@@ -62,7 +62,7 @@ type Scaling struct {
 }
 
 // Resources are the compute resources of the workload container.
-// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || self.limits.all(r, !(r in self.requests) || quantity(string(self.limits[r])).compareTo(quantity(string(self.requests[r]))) >= 0)",message="every limit must be at least its request"
+// +kubebuilder:validation:XValidation:rule="!has(self.requests) || !has(self.limits) || ['cpu', 'memory'].all(r, !(r in self.requests) || !(r in self.limits) || quantity(string(self.limits[r])).compareTo(quantity(string(self.requests[r]))) >= 0)",message="the cpu and memory limits must be at least their requests"
 type Resources struct {
 	// Requests are the resources the scheduler reserves, such as cpu: 100m.
 	// +optional
