@@ -1,19 +1,16 @@
 package local
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
@@ -124,34 +121,20 @@ func AllCRDs(ctx context.Context, root string) ([]*extv1.CustomResourceDefinitio
 // LoadCRDs reads every CustomResourceDefinition in the YAML files of a folder.
 // Other kinds of object in those files are skipped.
 func LoadCRDs(dir string) ([]*extv1.CustomResourceDefinition, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
-	if err != nil || len(files) == 0 {
-		return nil, errors.Errorf(errFmtNoCRDs, dir)
+	objs, err := ReadManifests(dir)
+	if err != nil {
+		return nil, errors.Wrapf(err, errFmtReadCRDs, dir)
 	}
 	var crds []*extv1.CustomResourceDefinition
-	for _, f := range files {
-		b, err := os.ReadFile(f) //nolint:gosec // Reading the manifests in this folder is the point.
-		if err != nil {
-			return nil, errors.Wrapf(err, errFmtReadCRDs, dir)
+	for _, u := range objs {
+		if u.GetKind() != "CustomResourceDefinition" {
+			continue
 		}
-		docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-		for {
-			doc, err := docs.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, errors.Wrapf(err, errFmtDecodeCRD, f)
-			}
-			crd := &extv1.CustomResourceDefinition{}
-			if err := yaml.Unmarshal(doc, crd); err != nil {
-				return nil, errors.Wrapf(err, errFmtDecodeCRD, f)
-			}
-			if crd.Kind != "CustomResourceDefinition" {
-				continue
-			}
-			crds = append(crds, crd)
+		crd := &extv1.CustomResourceDefinition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd); err != nil {
+			return nil, errors.Wrapf(err, errFmtDecodeCRD, u.GetName())
 		}
+		crds = append(crds, crd)
 	}
 	if len(crds) == 0 {
 		return nil, errors.Errorf(errFmtNoCRDs, dir)

@@ -1,0 +1,250 @@
+package v1alpha1_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis"
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+)
+
+var cfg *rest.Config
+
+func TestMain(m *testing.M) {
+	os.Exit(local.RunTests(m, &cfg))
+}
+
+// strict asks the API server to refuse unknown fields, as kubectl does.
+var strict = &client.CreateOptions{FieldValidation: metav1.FieldValidationStrict}
+
+func newClient(t *testing.T) client.Client {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := apis.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := corev1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func newNamespace(ctx context.Context, t *testing.T, c client.Client) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "admission-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// typedFor is the Go type the provider decodes a kind into.
+func typedFor(kind string) client.Object {
+	switch kind {
+	case v1alpha1.LambdaFunctionKind:
+		return &v1alpha1.LambdaFunction{}
+	case v1alpha1.LambdaAgentKind:
+		return &v1alpha1.LambdaAgent{}
+	case v1alpha1.ProviderConfigKind:
+		return &v1alpha1.ProviderConfig{}
+	case v1alpha1.ClusterProviderConfigKind:
+		return &v1alpha1.ClusterProviderConfig{}
+	}
+	return nil
+}
+
+// TestValidManifestsAreAdmitted creates every example and every valid test
+// manifest, reads each back into the provider's Go type, and checks that
+// nothing written was lost or changed on the way: no field pruned by the
+// schema, dropped by the Go types, or overwritten by a default.
+func TestValidManifestsAreAdmitted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := newClient(t)
+	ns := newNamespace(ctx, t, c)
+
+	var objs []*unstructured.Unstructured
+	for _, dir := range []string{"testdata/valid", "../../examples"} {
+		o, err := local.ReadManifests(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, o...)
+	}
+	// Namespaces first: the examples live in one.
+	sort.SliceStable(objs, func(i, j int) bool { return objs[i].GetKind() == "Namespace" && objs[j].GetKind() != "Namespace" })
+
+	for _, u := range objs {
+		name := u.GetKind() + "/" + u.GetName()
+		t.Run(name, func(t *testing.T) {
+			want := u.DeepCopy()
+			if typedFor(u.GetKind()) != nil && u.GetKind() != v1alpha1.ClusterProviderConfigKind && u.GetNamespace() == "" {
+				u.SetNamespace(ns)
+			}
+			if err := c.Create(ctx, u, strict); err != nil {
+				t.Fatalf("Create(%s): %v", name, err)
+			}
+			typed := typedFor(u.GetKind())
+			if typed == nil {
+				return
+			}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(u), typed); err != nil {
+				t.Fatalf("Get(%s): %v", name, err)
+			}
+			got, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, field := range []string{"spec"} {
+				if missing := notIn(want.Object[field], got[field], field); len(missing) > 0 {
+					t.Errorf("%s read back lost or changed what was written:\n%s", name, strings.Join(missing, "\n"))
+				}
+			}
+		})
+	}
+}
+
+// notIn lists every leaf of want that is not in got with the same value.
+func notIn(want, got any, path string) []string {
+	want, got = normalise(want), normalise(got)
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return []string{fmt.Sprintf("%s: want an object, got %v", path, got)}
+		}
+		var missing []string
+		for k, v := range w {
+			missing = append(missing, notIn(v, g[k], path+"."+k)...)
+		}
+		return missing
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return []string{fmt.Sprintf("%s: want %d items, got %v", path, len(w), got)}
+		}
+		var missing []string
+		for i := range w {
+			missing = append(missing, notIn(w[i], g[i], fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return missing
+	}
+	if !reflect.DeepEqual(want, got) {
+		return []string{fmt.Sprintf("%s: want %v, got %v", path, want, got)}
+	}
+	return nil
+}
+
+// normalise gives YAML- and Go-decoded values one JSON form, so 3 and 3.0 or
+// int64 and float64 compare equal.
+func normalise(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return v
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return v
+	}
+	return out
+}
+
+// An invalidCase is a manifest the API server must refuse, with the field
+// the refusal must name and the words it must say.
+type invalidCase struct {
+	file  string
+	field string
+	want  string
+	obj   *unstructured.Unstructured
+}
+
+// readInvalid reads a manifest of testdata/invalid and its '# field:' and
+// '# want:' header lines.
+func readInvalid(t *testing.T, file string) invalidCase {
+	t.Helper()
+	f, err := os.Open(file) //nolint:gosec // A test data file.
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close() //nolint:errcheck // Read only.
+	tc := invalidCase{file: file}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, "# field: "); ok {
+			tc.field = v
+		}
+		if v, ok := strings.CutPrefix(line, "# want: "); ok {
+			tc.want = v
+		}
+	}
+	if tc.field == "" || tc.want == "" {
+		t.Fatalf("%s: needs '# field:' and '# want:' header lines", file)
+	}
+	objs, err := local.ReadManifests(file)
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("%s: want one manifest, got %d (%v)", file, len(objs), err)
+	}
+	tc.obj = objs[0]
+	return tc
+}
+
+// TestInvalidManifestsAreRejected sends every manifest of testdata/invalid
+// to the real API server and checks it is refused at admission, by the
+// schema or a CEL rule, with a message that names the bad field and says
+// what is wrong with it.
+func TestInvalidManifestsAreRejected(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := newClient(t)
+	ns := newNamespace(ctx, t, c)
+
+	files, err := filepath.Glob("testdata/invalid/*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 30 {
+		t.Fatalf("the invalid corpus has %d manifests; it must keep at least 30", len(files))
+	}
+	for _, file := range files {
+		tc := readInvalid(t, file)
+		t.Run(strings.TrimSuffix(filepath.Base(file), ".yaml"), func(t *testing.T) {
+			if tc.obj.GetKind() != v1alpha1.ClusterProviderConfigKind {
+				tc.obj.SetNamespace(ns)
+			}
+			err := c.Create(ctx, tc.obj, strict)
+			if err == nil {
+				_ = c.Delete(ctx, tc.obj)
+				t.Fatalf("%s: the API server admitted it; want a refusal naming %s", tc.file, tc.field)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, tc.field) {
+				t.Errorf("%s: refusal does not name field %q:\n%s", tc.file, tc.field, msg)
+			}
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("%s: refusal does not say %q:\n%s", tc.file, tc.want, msg)
+			}
+		})
+	}
+}

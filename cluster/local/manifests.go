@@ -1,0 +1,61 @@
+package local
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+const (
+	errFmtReadManifest   = "cannot read %s"
+	errFmtDecodeManifest = "cannot decode a document of %s"
+	errFmtGlob           = "cannot list the YAML files of %s"
+)
+
+// ReadManifests decodes every object in a YAML file, or in every .yaml file of
+// a folder in name order. Empty documents are skipped.
+func ReadManifests(path string) ([]*unstructured.Unstructured, error) {
+	files := []string{path}
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		files, err = filepath.Glob(filepath.Join(path, "*.yaml"))
+		if err != nil {
+			return nil, errors.Wrapf(err, errFmtGlob, path)
+		}
+		sort.Strings(files)
+	}
+	var objs []*unstructured.Unstructured
+	for _, f := range files {
+		b, err := os.ReadFile(f) //nolint:gosec // Reading the manifests named is the point.
+		if err != nil {
+			return nil, errors.Wrapf(err, errFmtReadManifest, f)
+		}
+		docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+		for {
+			doc, err := docs.Read()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return nil, errors.Wrapf(err, errFmtDecodeManifest, f)
+			}
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+				return nil, errors.Wrapf(err, errFmtDecodeManifest, f)
+			}
+			if len(u.Object) == 0 {
+				continue
+			}
+			objs = append(objs, u)
+		}
+	}
+	return objs, nil
+}
