@@ -15,8 +15,12 @@ import (
 func SetupGated(mgr ctrl.Manager, o controller.Options) error {
 	for _, setup := range []func(ctrl.Manager, controller.Options) error{
 		config.SetupGated,
-		func(m ctrl.Manager, o controller.Options) error { return workload.SetupGated(m, o, workload.LambdaFunction) },
-		func(m ctrl.Manager, o controller.Options) error { return workload.SetupGated(m, o, workload.LambdaAgent) },
+		func(m ctrl.Manager, o controller.Options) error {
+			return workload.SetupGated(m, o, workload.LambdaFunction)
+		},
+		func(m ctrl.Manager, o controller.Options) error {
+			return workload.SetupGated(m, o, workload.LambdaAgent)
+		},
 	} {
 		if err := setup(mgr, o); err != nil {
 			return err
