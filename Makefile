@@ -50,9 +50,9 @@ generate: tools
 
 ## check-generated: fail when generated files differ from what make generate writes.
 check-generated: generate
-	@if [ -n "$$(git status --porcelain -- apis package)" ]; then \
+	@if [ -n "$$(git status --porcelain -- apis package/crds)" ]; then \
 		echo "generated files are stale; run make generate and commit:"; \
-		git status --porcelain -- apis package; exit 1; fi
+		git status --porcelain -- apis package/crds; exit 1; fi
 
 ## test: every test, against a real kube-apiserver and etcd.
 test: controlplane
@@ -60,7 +60,8 @@ test: controlplane
 
 ## run: the provider against the current kube context, or a local control plane.
 run: controlplane
-	go run ./cluster/local/cmd/run
+	go build -o $(BIN)/run ./cluster/local/cmd/run
+	$(BIN)/run $(RUN_FLAGS)
 
 clean:
 	rm -rf $(CACHE)

@@ -10,7 +10,9 @@ import (
 
 	"github.com/alecthomas/kingpin/v2"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -58,8 +60,14 @@ func main() {
 	cfg, err := ctrl.GetConfig()
 	kingpin.FatalIfError(err, "Cannot get the API server's REST config")
 
+	s := runtime.NewScheme()
+	kingpin.FatalIfError(clientgoscheme.AddToScheme(s), "Cannot add the Kubernetes APIs to the scheme")
+	kingpin.FatalIfError(extv1.AddToScheme(s), "Cannot add the CRD API to the scheme")
+	kingpin.FatalIfError(apis.AddToScheme(s), "Cannot add the provider's APIs to the scheme")
+
 	leaseDuration, renewDeadline := 60*time.Second, 50*time.Second
 	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *maxReconcileRate), ctrl.Options{
+		Scheme: s,
 		Cache: cache.Options{
 			SyncPeriod: syncInterval,
 			// The CRD gate only needs names and conditions, not schemas.
@@ -76,8 +84,6 @@ func main() {
 		RenewDeadline:              &renewDeadline,
 	})
 	kingpin.FatalIfError(err, "Cannot create the controller manager")
-	kingpin.FatalIfError(apis.AddToScheme(mgr.GetScheme()), "Cannot add the provider's APIs to the scheme")
-	kingpin.FatalIfError(extv1.AddToScheme(mgr.GetScheme()), "Cannot add the CRD API to the scheme")
 	kingpin.FatalIfError(mgr.AddHealthzCheck("ping", healthz.Ping), "Cannot add the health check")
 	kingpin.FatalIfError(mgr.AddReadyzCheck("ping", healthz.Ping), "Cannot add the readiness check")
 
