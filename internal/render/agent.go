@@ -1,0 +1,144 @@
+package render
+
+import (
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+)
+
+// Environment variables an agent gets. The OLLAMA_, EMIT_EVENTS and
+// MAX_CONTEXT_MESSAGES names are the ones agent images already read; the AI_
+// names are provider-neutral.
+const (
+	EnvAIProvider         = "AI_PROVIDER"
+	EnvAIEndpoint         = "AI_ENDPOINT"
+	EnvAIModel            = "AI_MODEL"
+	EnvAITemperature      = "AI_TEMPERATURE"
+	EnvAIMaxTokens        = "AI_MAX_TOKENS"
+	EnvAISystemPrompt     = "AI_SYSTEM_PROMPT"
+	EnvAIAPIKey           = "AI_API_KEY"
+	EnvOllamaURL          = "OLLAMA_URL"
+	EnvOllamaModel        = "OLLAMA_MODEL"
+	EnvEmitEvents         = "EMIT_EVENTS"
+	EnvMaxContextMessages = "MAX_CONTEXT_MESSAGES"
+	EnvOTLPEndpoint       = "OTEL_EXPORTER_OTLP_ENDPOINT"
+	EnvMetricsEnabled     = "METRICS_ENABLED"
+	EnvSink               = "K_SINK"
+)
+
+// ForwardTargetKey is the key of Observed.ForwardAddresses for a target:
+// "agent/<name>" or "broker/<name>".
+func ForwardTargetKey(t v1alpha1.ForwardTarget) string {
+	if t.Agent != nil {
+		return "agent/" + string(*t.Agent)
+	}
+	return "broker/" + string(deref(t.Broker))
+}
+
+// Agent renders the objects of a LambdaAgent. Agents are kept warm: one
+// replica at least, unless the spec says otherwise.
+func Agent(in AgentInput) (*Objects, error) {
+	spec := in.Spec
+	out := &Objects{Image: imageRef(spec.Image.Repository, spec.Image.Tag, spec.Image.Digest)}
+	var eventing v1alpha1.AgentEventing
+	if spec.Eventing != nil {
+		eventing = *spec.Eventing
+	}
+	brokerName := brokerName(eventing.Broker)
+
+	scaling := &v1alpha1.Scaling{}
+	if spec.Scaling != nil {
+		scaling = spec.Scaling.DeepCopy()
+	}
+	if scaling.MinReplicas == nil {
+		scaling.MinReplicas = ptr.To[int32](1)
+	}
+	port := spec.Image.Port
+	if port == 0 {
+		port = DefaultPort
+	}
+	set := aiEnv(spec.AI)
+	if eventing.EmitEvents != nil {
+		set = append(set, corev1.EnvVar{Name: EnvEmitEvents, Value: strconv.FormatBool(*eventing.EmitEvents)})
+		if addr := in.Observed.ForwardAddresses["broker/"+brokerName]; *eventing.EmitEvents && addr != "" {
+			set = append(set, corev1.EnvVar{Name: EnvSink, Value: addr})
+		}
+	}
+	if o := spec.Observability; o != nil {
+		if o.Metrics != nil {
+			set = append(set, corev1.EnvVar{Name: EnvMetricsEnabled, Value: strconv.FormatBool(*o.Metrics)})
+		}
+		if o.TracingEndpoint != nil {
+			set = append(set, corev1.EnvVar{Name: EnvOTLPEndpoint, Value: string(*o.TracingEndpoint)})
+		}
+	}
+	out.Service = workload{
+		kind: v1alpha1.LambdaAgentKind, namespace: in.Namespace, name: in.Name,
+		container: "agent", image: out.Image, port: port,
+		command: spec.Image.Command, args: spec.Image.Args,
+		env:     env(set, spec.Env),
+		scaling: scaling, resources: spec.Resources,
+		serviceAccountName: spec.ServiceAccountName, pullSecrets: spec.Image.PullSecrets, meta: spec.Workload,
+	}.service()
+	out.Broker = broker(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, eventing.Broker)
+
+	for _, s := range eventing.Subscriptions {
+		filters := map[string]string{"type": s.EventType}
+		if s.Source != nil {
+			filters["source"] = *s.Source
+		}
+		for k, v := range s.Filters {
+			if _, set := filters[k]; !set {
+				filters[k] = v
+			}
+		}
+		sub := subscription{name: string(s.Name), filters: filters, delivery: s.Delivery}
+		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, serviceSubscriber(in.Name)))
+	}
+	for _, f := range eventing.Forwards {
+		dest, waiting := brokerSubscriber(string(f.Name), ForwardTargetKey(f.Target), in.Observed)
+		if waiting != "" {
+			out.Pending = append(out.Pending, waiting)
+			continue
+		}
+		for i, t := range f.EventTypes {
+			sub := subscription{name: string(f.Name) + "-" + strconv.Itoa(i), filters: map[string]string{"type": t}}
+			out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, dest))
+		}
+	}
+	return out, nil
+}
+
+// aiEnv renders the LLM settings as the environment agent images read.
+func aiEnv(ai v1alpha1.AI) []corev1.EnvVar {
+	e := []corev1.EnvVar{
+		{Name: EnvAIProvider, Value: string(ai.Provider)},
+		{Name: EnvAIModel, Value: ai.Model},
+	}
+	if ai.Endpoint != nil {
+		e = append(e, corev1.EnvVar{Name: EnvAIEndpoint, Value: string(*ai.Endpoint)})
+	}
+	if ai.Provider == v1alpha1.AIProviderOllama {
+		e = append(e, corev1.EnvVar{Name: EnvOllamaURL, Value: string(deref(ai.Endpoint))}, corev1.EnvVar{Name: EnvOllamaModel, Value: ai.Model})
+	}
+	if ai.Temperature != nil {
+		e = append(e, corev1.EnvVar{Name: EnvAITemperature, Value: *ai.Temperature})
+	}
+	if ai.MaxTokens != nil {
+		e = append(e, corev1.EnvVar{Name: EnvAIMaxTokens, Value: strconv.Itoa(int(*ai.MaxTokens))})
+	}
+	if ai.SystemPrompt != nil {
+		e = append(e, corev1.EnvVar{Name: EnvAISystemPrompt, Value: *ai.SystemPrompt})
+	}
+	if ai.MaxContextMessages != nil {
+		e = append(e, corev1.EnvVar{Name: EnvMaxContextMessages, Value: strconv.Itoa(int(*ai.MaxContextMessages))})
+	}
+	if k := ai.APIKeySecretRef; k != nil {
+		e = append(e, secretEnv(EnvAIAPIKey, k.Name, k.Key))
+		e[len(e)-1].ValueFrom.SecretKeyRef.Optional = k.Optional
+	}
+	return e
+}

@@ -1,0 +1,289 @@
+package render
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+)
+
+const (
+	errFmtTooLarge   = "inline code, dependencies, files and the build's own files come to %d bytes, more than the %d a ConfigMap holds: move the code to git or S3"
+	errFmtFileClash  = "inline file %q clashes with the %s, which render writes to that path"
+	errFmtBadTimeout = "build.timeout %q is not a duration"
+)
+
+// Images of the build. The Kaniko executor comes from the maintained
+// osscontainertools fork (upstream Kaniko was archived in June 2025); the
+// fetchers only need a shell and their one tool.
+const (
+	DefaultExecutorImage = "ghcr.io/osscontainertools/kaniko:v1.26.0"
+	GitFetcherImage      = "alpine/git:v2.49.1"
+	S3FetcherImage       = "amazon/aws-cli:2.27.50"
+)
+
+// MaxConfigMapBytes is the most data a ConfigMap may hold.
+const MaxConfigMapBytes = 1 << 20
+
+// Build defaults.
+const (
+	defaultBuildTimeout = 15 * time.Minute
+	buildBackoffLimit   = 1
+	buildTTLSeconds     = 24 * 60 * 60
+)
+
+// Paths inside a build pod.
+const (
+	workspace    = "/workspace"
+	buildFiles   = "/build"
+	dockerConfig = "/kaniko/.docker"
+	gitSecret    = "/etc/git-secret"
+)
+
+// fetcherUID is the user the fetch step runs as.
+const fetcherUID = 65532
+
+// annotationBuildIdentity carries the whole identity; labels are too short.
+const annotationBuildIdentity = v1alpha1.Group + "/build-identity"
+
+// dependencyFile is where each language reads its dependencies from.
+var dependencyFile = map[v1alpha1.Language]string{
+	v1alpha1.LanguagePython: "requirements.txt",
+	v1alpha1.LanguageNodeJS: "package.json",
+	v1alpha1.LanguageGo:     "go.mod",
+}
+
+// A build is everything one Kaniko build needs.
+type build struct {
+	namespace, name string
+	identity        string
+	sourceID        string
+	destination     string
+	spec            v1alpha1.LambdaFunctionParameters
+	runtime         Runtime
+	defaults        Defaults
+}
+
+// contextFile is one file of the build context and the ConfigMap key it is
+// stored under.
+type contextFile struct {
+	key, path, content string
+}
+
+// contextFiles lists the files of the build-context ConfigMap: the
+// Dockerfile, the runtime's files and, for inline code, the source under src/.
+func (b build) contextFiles() ([]contextFile, error) {
+	files := []contextFile{{key: "Dockerfile", path: "Dockerfile", content: b.runtime.Dockerfile}}
+	for _, name := range slices.Sorted(maps.Keys(b.runtime.Files)) {
+		files = append(files, contextFile{key: name, path: name, content: b.runtime.Files[name]})
+	}
+	in := b.spec.Source.Inline
+	if in == nil {
+		return files, nil
+	}
+	src := []contextFile{{path: b.runtime.CodeFile, content: in.Code}}
+	dep := dependencyFile[b.runtime.Language]
+	if in.Dependencies != "" {
+		src = append(src, contextFile{path: dep, content: in.Dependencies})
+	}
+	for _, f := range in.Files {
+		switch string(f.Path) {
+		case b.runtime.CodeFile:
+			return nil, errors.Errorf(errFmtFileClash, f.Path, "handler's code file")
+		case dep:
+			if in.Dependencies != "" {
+				return nil, errors.Errorf(errFmtFileClash, f.Path, "dependencies file")
+			}
+		}
+		src = append(src, contextFile{path: string(f.Path), content: f.Content})
+	}
+	for i, f := range src {
+		files = append(files, contextFile{key: "src-" + strconv.Itoa(i), path: "src/" + f.path, content: f.content})
+	}
+	return files, nil
+}
+
+// configMap renders the immutable build-context ConfigMap.
+func (b build) configMap(files []contextFile) (*corev1.ConfigMap, error) {
+	data := make(map[string]string, len(files))
+	size := 0
+	for _, f := range files {
+		data[f.key] = f.content
+		size += len(f.key) + len(f.content)
+	}
+	if size > MaxConfigMapBytes {
+		return nil, errors.Errorf(errFmtTooLarge, size, MaxConfigMapBytes)
+	}
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: b.meta(),
+		Immutable:  ptr.To(true),
+		Data:       data,
+	}, nil
+}
+
+func (b build) meta() metav1.ObjectMeta {
+	l := labels(v1alpha1.LambdaFunctionKind, b.name, ComponentBuild)
+	l[LabelBuildIdentity] = b.identity[:identityPrefixLen]
+	return metav1.ObjectMeta{
+		Namespace:   b.namespace,
+		Name:        BuildName(b.name, b.identity),
+		Labels:      l,
+		Annotations: map[string]string{annotationBuildIdentity: b.identity},
+	}
+}
+
+// job renders the Kaniko Job.
+func (b build) job(files []contextFile) (*batchv1.Job, error) {
+	timeout := defaultBuildTimeout
+	if t := b.spec.Build; t != nil && t.Timeout != nil {
+		d, err := time.ParseDuration(string(*t.Timeout))
+		if err != nil {
+			return nil, errors.Errorf(errFmtBadTimeout, *t.Timeout)
+		}
+		timeout = d
+	}
+	pod := corev1.PodSpec{
+		RestartPolicy:                corev1.RestartPolicyNever,
+		AutomountServiceAccountToken: ptr.To(false),
+		EnableServiceLinks:           ptr.To(false),
+		// fsGroup lets the non-root fetcher read the git Secret's files.
+		SecurityContext: &corev1.PodSecurityContext{
+			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			FSGroup:        ptr.To[int64](fetcherUID),
+		},
+		Containers: []corev1.Container{b.kaniko()},
+	}
+	cmVolume := corev1.Volume{Name: "build-context", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+		LocalObjectReference: corev1.LocalObjectReference{Name: BuildName(b.name, b.identity)},
+		Items:                items(files),
+	}}}
+	if b.spec.Source.Inline != nil {
+		// The ConfigMap is the whole context: mount it where Kaniko reads.
+		pod.Volumes = append(pod.Volumes, cmVolume)
+		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, corev1.VolumeMount{Name: cmVolume.Name, MountPath: workspace, ReadOnly: true})
+	} else {
+		// A fetcher puts the source in src/ of an empty folder and copies
+		// the build's own files next to it.
+		pod.Volumes = append(pod.Volumes, cmVolume, corev1.Volume{Name: "workspace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("2Gi"))}}})
+		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "workspace", MountPath: workspace})
+		fetcher, volumes := b.fetcher()
+		pod.InitContainers = []corev1.Container{fetcher}
+		pod.Volumes = append(pod.Volumes, volumes...)
+	}
+	if s := b.pushSecret(); s != "" {
+		pod.Volumes = append(pod.Volumes, corev1.Volume{Name: "docker-config", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+			SecretName: s,
+			Items:      []corev1.KeyToPath{{Key: corev1.DockerConfigJsonKey, Path: "config.json"}},
+		}}})
+		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, corev1.VolumeMount{Name: "docker-config", MountPath: dockerConfig, ReadOnly: true})
+	}
+	meta := b.meta()
+	return &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: meta,
+		Spec: batchv1.JobSpec{
+			BackoffLimit:            ptr.To[int32](buildBackoffLimit),
+			ActiveDeadlineSeconds:   ptr.To(int64(timeout.Seconds())),
+			TTLSecondsAfterFinished: ptr.To[int32](buildTTLSeconds),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(meta.Labels), Annotations: maps.Clone(meta.Annotations)},
+				Spec:       pod,
+			},
+		},
+	}, nil
+}
+
+// items maps ConfigMap keys to their paths in the context.
+func items(files []contextFile) []corev1.KeyToPath {
+	out := make([]corev1.KeyToPath, len(files))
+	for i, f := range files {
+		out[i] = corev1.KeyToPath{Key: f.key, Path: f.path}
+	}
+	return out
+}
+
+func (b build) pushSecret() string {
+	if s := b.spec.Build; s != nil && s.PushSecretRef != nil {
+		return string(s.PushSecretRef.Name)
+	}
+	return b.defaults.PushSecretName
+}
+
+// kaniko renders the executor container. Every argument is its own argv
+// entry: no shell ever sees a user's value.
+func (b build) kaniko() corev1.Container {
+	image := b.defaults.ExecutorImage
+	if s := b.spec.Build; s != nil && s.ExecutorImage != nil {
+		image = *s.ExecutorImage
+	}
+	if image == "" {
+		image = DefaultExecutorImage
+	}
+	args := []string{
+		"--dockerfile=" + workspace + "/Dockerfile",
+		"--context=dir://" + workspace,
+		"--destination=" + b.destination,
+		"--digest-file=/dev/termination-log",
+		"--snapshot-mode=redo",
+	}
+	cache := b.defaults.CacheRepo != ""
+	if s := b.spec.Build; s != nil && s.Cache != nil {
+		cache = *s.Cache
+	}
+	if cache {
+		repo := b.defaults.CacheRepo
+		if repo == "" {
+			repo = repositoryOf(b.destination) + "/cache"
+		}
+		args = append(args, "--cache=true", "--cache-repo="+repo)
+	}
+	for _, r := range b.defaults.InsecureRegistries {
+		args = append(args, "--insecure-registry="+r)
+	}
+	if s := b.spec.Build; s != nil {
+		for _, k := range slices.Sorted(maps.Keys(s.BuildArgs)) {
+			args = append(args, fmt.Sprintf("--build-arg=%s=%s", k, s.BuildArgs[k]))
+		}
+	}
+	return corev1.Container{
+		Name:  "kaniko",
+		Image: image,
+		Args:  args,
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("512Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")},
+		},
+		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+		// Kaniko unpacks images as root; this is the baseline level with
+		// every capability Kaniko does not use dropped.
+		SecurityContext: &corev1.SecurityContext{
+			AllowPrivilegeEscalation: ptr.To(false),
+			Capabilities: &corev1.Capabilities{
+				Drop: []corev1.Capability{"ALL"},
+				Add:  []corev1.Capability{"CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "SETGID", "SETUID"},
+			},
+		},
+	}
+}
+
+// repositoryOf strips the tag from an image reference.
+func repositoryOf(ref string) string {
+	for i := len(ref) - 1; i >= 0 && ref[i] != '/'; i-- {
+		if ref[i] == ':' {
+			return ref[:i]
+		}
+	}
+	return ref
+}

@@ -1,0 +1,136 @@
+package render
+
+import (
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	eventingduckv1 "knative.dev/eventing/pkg/apis/duck/v1"
+	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	"knative.dev/pkg/apis"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+)
+
+// What a forward waits for.
+const (
+	fmtBrokerUnresolved = "forward %s waits for the address of %s: its Broker is not ready yet"
+	fmtBadAddress       = "forward %s waits for a usable address: %q of %s is not a URL"
+)
+
+// annotationBrokerClass selects a Broker's implementation.
+const annotationBrokerClass = "eventing.knative.dev/broker.class"
+
+// DefaultBroker is the Broker a workload uses when its spec names none.
+const DefaultBroker = "default"
+
+// brokerName is the Broker a workload's triggers listen on.
+func brokerName(b *v1alpha1.Broker) string {
+	if b == nil || b.Name == "" {
+		return DefaultBroker
+	}
+	return string(b.Name)
+}
+
+// broker renders the Broker a workload creates, or nil when it uses one that
+// exists.
+func broker(kind, namespace, name string, b *v1alpha1.Broker) *eventingv1.Broker {
+	if b == nil || !b.Create {
+		return nil
+	}
+	class := b.Class
+	if class == "" {
+		class = v1alpha1.BrokerClassMTChannelBased
+	}
+	return &eventingv1.Broker{
+		TypeMeta: metav1.TypeMeta{APIVersion: eventingv1.SchemeGroupVersion.String(), Kind: "Broker"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace:   namespace,
+			Name:        brokerName(b),
+			Labels:      labels(kind, name, ComponentEventing),
+			Annotations: map[string]string{annotationBrokerClass: string(class)},
+		},
+		Spec: eventingv1.BrokerSpec{Delivery: delivery(b.Delivery, nil)},
+	}
+}
+
+// A subscription is one Trigger's worth of a workload's eventing.
+type subscription struct {
+	name     string
+	filters  map[string]string
+	delivery *v1alpha1.Delivery
+}
+
+// trigger renders a Trigger of the workload's Broker that delivers to the
+// subscriber.
+func trigger(kind, namespace, name, brokerName string, s subscription, fallback *v1alpha1.Delivery, subscriber duckv1.Destination) *eventingv1.Trigger {
+	t := &eventingv1.Trigger{
+		TypeMeta: metav1.TypeMeta{APIVersion: eventingv1.SchemeGroupVersion.String(), Kind: "Trigger"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: namespace,
+			Name:      TriggerName(name, s.name),
+			Labels:    labels(kind, name, ComponentEventing),
+		},
+		Spec: eventingv1.TriggerSpec{
+			Broker:     brokerName,
+			Subscriber: subscriber,
+			Delivery:   delivery(s.delivery, fallback),
+		},
+	}
+	if len(s.filters) > 0 {
+		t.Spec.Filter = &eventingv1.TriggerFilter{Attributes: eventingv1.TriggerFilterAttributes(s.filters)}
+	}
+	return t
+}
+
+// serviceSubscriber addresses the workload's own Knative Service.
+func serviceSubscriber(name string) duckv1.Destination {
+	return duckv1.Destination{Ref: &duckv1.KReference{APIVersion: "serving.knative.dev/v1", Kind: "Service", Name: name}}
+}
+
+// brokerSubscriber addresses a forward's Broker by the address it reports,
+// never by a guessed URL. Without one it says what the forward waits for.
+func brokerSubscriber(forward, target string, o Observed) (duckv1.Destination, string) {
+	addr := o.ForwardAddresses[target]
+	if addr == "" {
+		return duckv1.Destination{}, fmt.Sprintf(fmtBrokerUnresolved, forward, target)
+	}
+	u, err := apis.ParseURL(addr)
+	if err != nil || u == nil || u.Host == "" {
+		return duckv1.Destination{}, fmt.Sprintf(fmtBadAddress, forward, addr, target)
+	}
+	return duckv1.Destination{URI: u}, ""
+}
+
+// delivery converts a delivery spec; the trigger's own wins over the
+// workload's default as a whole, as Knative merges neither.
+func delivery(own, fallback *v1alpha1.Delivery) *eventingduckv1.DeliverySpec {
+	d := own
+	if d == nil {
+		d = fallback
+	}
+	if d == nil {
+		return nil
+	}
+	out := &eventingduckv1.DeliverySpec{Retry: d.Retry}
+	if d.BackoffPolicy != nil {
+		p := eventingduckv1.BackoffPolicyType(*d.BackoffPolicy)
+		out.BackoffPolicy = &p
+	}
+	if d.BackoffDelay != nil {
+		out.BackoffDelay = ptr.To(string(*d.BackoffDelay))
+	}
+	if s := d.DeadLetterSink; s != nil {
+		out.DeadLetterSink = &duckv1.Destination{}
+		if s.Ref != nil {
+			out.DeadLetterSink.Ref = &duckv1.KReference{APIVersion: s.Ref.APIVersion, Kind: s.Ref.Kind, Name: string(s.Ref.Name)}
+		}
+		if s.URI != nil {
+			// The schema admits only http(s) URLs, which always parse.
+			u, _ := apis.ParseURL(string(*s.URI))
+			out.DeadLetterSink.URI = u
+		}
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package render
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+)
+
+// Environment variables every function gets from render.
+const (
+	EnvHandler = "LAMBDA_HANDLER"
+	EnvSource  = "LAMBDA_SOURCE"
+)
+
+// pendingBuild says a function waits for its build.
+const pendingBuild = "waiting for build "
+
+// Function renders the objects of a LambdaFunction.
+func Function(in FunctionInput) (*Objects, error) {
+	out := &Objects{}
+	spec := in.Spec
+	port := DefaultPort
+	if spec.Runtime != nil && spec.Runtime.Port != 0 {
+		port = spec.Runtime.Port
+	}
+	set := []corev1.EnvVar{{Name: EnvSource, Value: "/lambda/" + in.Namespace + "/" + in.Name}}
+
+	if img := spec.Source.Image; img != nil {
+		out.Image = imageRef(img.Repository, img.Tag, img.Digest)
+	} else {
+		rt, err := ResolveRuntime(spec.Runtime)
+		if err != nil {
+			return nil, err
+		}
+		port = rt.Port
+		set = append(set, corev1.EnvVar{Name: EnvHandler, Value: rt.Handler})
+		sourceID, err := SourceIdentity(spec, in.Observed)
+		if err != nil {
+			return nil, err
+		}
+		repo, err := Repository(spec, in.Defaults, in.Namespace, in.Name)
+		if err != nil {
+			return nil, err
+		}
+		out.BuildIdentity = BuildIdentity(spec, rt, sourceID, repo)
+		if b := in.Observed.Build; b != nil && b.Identity == out.BuildIdentity && b.Digest != "" {
+			out.Image = BuiltImage(repo, out.BuildIdentity, b.Digest)
+		} else {
+			out.Image = BuiltImage(repo, out.BuildIdentity, "")
+			bd := build{
+				namespace: in.Namespace, name: in.Name,
+				identity: out.BuildIdentity, sourceID: sourceID,
+				destination: out.Image,
+				spec:        spec, runtime: rt, defaults: in.Defaults,
+			}
+			files, err := bd.contextFiles()
+			if err != nil {
+				return nil, err
+			}
+			if out.BuildContext, err = bd.configMap(files); err != nil {
+				return nil, err
+			}
+			if out.BuildJob, err = bd.job(files); err != nil {
+				return nil, err
+			}
+			out.Pending = append(out.Pending, pendingBuild+out.BuildJob.Name)
+		}
+	}
+
+	var eventing v1alpha1.FunctionEventing
+	if spec.Eventing != nil {
+		eventing = *spec.Eventing
+	}
+	out.Broker = broker(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, eventing.Broker)
+	if out.BuildJob != nil {
+		// Nothing to serve yet; the Triggers follow the Service.
+		return out, nil
+	}
+	var pullSecrets []v1alpha1.LocalObjectReference
+	if spec.Source.Image != nil {
+		pullSecrets = spec.Source.Image.PullSecrets
+	}
+	out.Service = workload{
+		kind: v1alpha1.LambdaFunctionKind, namespace: in.Namespace, name: in.Name,
+		container: "function", image: out.Image, port: port,
+		env:     env(set, spec.Env),
+		scaling: spec.Scaling, resources: spec.Resources, timeoutSeconds: spec.TimeoutSeconds,
+		serviceAccountName: spec.ServiceAccountName, pullSecrets: pullSecrets, meta: spec.Workload,
+	}.service()
+	for _, t := range eventing.Triggers {
+		s := subscription{name: string(t.Name), filters: t.Filters, delivery: t.Delivery}
+		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, brokerName(eventing.Broker), s, eventing.Delivery, serviceSubscriber(in.Name)))
+	}
+	return out, nil
+}
+
+// imageRef is an image reference by digest when there is one, else by tag.
+func imageRef(repo v1alpha1.ImageRepository, tag *v1alpha1.ImageTag, digest *v1alpha1.ImageDigest) string {
+	if digest != nil {
+		return string(repo) + "@" + string(*digest)
+	}
+	return string(repo) + ":" + string(deref(tag))
+}

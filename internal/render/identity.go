@@ -1,0 +1,129 @@
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+)
+
+const (
+	errSourceUnresolved = "the source is not resolved yet: the commit of the git ref or the ETags of the S3 objects are needed to know what to build"
+	errNoRegistry       = "no registry to push the image to: set build.registry on the resource or build.registry on its provider config"
+)
+
+// A hasher writes length-prefixed fields, so that ("ab", "c") and ("a", "bc")
+// never hash the same.
+type hasher struct{ h io.Writer }
+
+func (w hasher) field(name, value string) {
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(len(value)))
+	_, _ = io.WriteString(w.h, name)
+	_, _ = w.h.Write([]byte{0})
+	_, _ = w.h.Write(n[:])
+	_, _ = io.WriteString(w.h, value)
+}
+
+// SourceIdentity is the content identity of a function's source, without
+// building it. Inline code hashes its code, dependencies and files; git and
+// S3 sources take the identity observed in the cluster; an image source needs
+// no build and has none.
+func SourceIdentity(spec v1alpha1.LambdaFunctionParameters, o Observed) (string, error) {
+	src := spec.Source
+	switch {
+	case src.Inline != nil:
+		h := sha256.New()
+		w := hasher{h}
+		w.field("kind", "inline")
+		w.field("code", src.Inline.Code)
+		w.field("dependencies", src.Inline.Dependencies)
+		files := slices.Clone(src.Inline.Files)
+		slices.SortFunc(files, func(a, b v1alpha1.SourceFile) int { return strings.Compare(string(a.Path), string(b.Path)) })
+		for _, f := range files {
+			w.field("path", string(f.Path))
+			w.field("content", f.Content)
+		}
+		return hex.EncodeToString(h.Sum(nil)), nil
+	case src.Git != nil, src.S3 != nil:
+		if o.SourceIdentity == "" {
+			return "", errors.New(errSourceUnresolved)
+		}
+		return o.SourceIdentity, nil
+	}
+	return "", nil
+}
+
+// BuildIdentity is the identity of the image a build produces: the source
+// identity, where in the source the function is, the runtime, everything the
+// build writes (Dockerfile and wrapper), the build arguments and where the
+// image is pushed. Scaling, env, eventing and resources are not part of it, so
+// changing them never rebuilds.
+func BuildIdentity(spec v1alpha1.LambdaFunctionParameters, rt Runtime, sourceIdentity, repository string) string {
+	h := sha256.New()
+	w := hasher{h}
+	w.field("source", sourceIdentity)
+	if g := spec.Source.Git; g != nil {
+		w.field("git.url", g.URL)
+		w.field("git.path", string(deref(g.Path)))
+	}
+	if s := spec.Source.S3; s != nil {
+		w.field("s3.endpoint", string(deref(s.Endpoint)))
+		w.field("s3.bucket", s.Bucket)
+		w.field("s3.key", string(deref(s.Key)))
+		w.field("s3.prefix", string(deref(s.Prefix)))
+	}
+	w.field("language", string(rt.Language))
+	w.field("version", rt.Version)
+	w.field("handler", rt.Handler)
+	w.field("dockerfile", rt.Dockerfile)
+	w.field("wrapper", rt.Wrapper)
+	if b := spec.Build; b != nil {
+		keys := make([]string, 0, len(b.BuildArgs))
+		for k := range b.BuildArgs {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			w.field("arg."+k, b.BuildArgs[k])
+		}
+	}
+	w.field("repository", repository)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Repository is where a function's image is pushed:
+// <registry>/<namespace>/<name>.
+func Repository(spec v1alpha1.LambdaFunctionParameters, d Defaults, namespace, name string) (string, error) {
+	registry := d.Registry
+	if b := spec.Build; b != nil && b.Registry != nil {
+		registry = string(*b.Registry)
+	}
+	if registry == "" {
+		return "", errors.New(errNoRegistry)
+	}
+	return strings.TrimSuffix(registry, "/") + "/" + namespace + "/" + name, nil
+}
+
+// BuiltImage is the reference the Service runs: by digest once the build is
+// known, else by the tag the build pushes.
+func BuiltImage(repository, identity, digest string) string {
+	if digest != "" {
+		return repository + "@" + digest
+	}
+	return repository + ":" + identity[:identityPrefixLen]
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

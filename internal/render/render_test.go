@@ -1,0 +1,190 @@
+package render
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"knative.dev/pkg/apis"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files from what render produces")
+
+// testDefaults are the provider config defaults of every golden case.
+var testDefaults = Defaults{
+	Registry:           "registry.local:5000/lambdas",
+	InsecureRegistries: []string{"registry.local:5000"},
+	PushSecretName:     "registry-push",
+}
+
+// testObserved are the cluster facts of every golden case: a resolved git
+// commit or S3 ETag hash, and the addresses of the Brokers agents forward to.
+var testObserved = Observed{
+	SourceIdentity: "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+	ForwardAddresses: map[string]string{
+		"agent/supervisor": "http://broker-ingress.knative-eventing.svc.cluster.local/apps/supervisor",
+		"broker/humans":    "http://broker-ingress.knative-eventing.svc.cluster.local/apps/humans",
+	},
+}
+
+const testDigest = "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+
+// A goldenCase is one resource rendered with the test facts.
+type goldenCase struct {
+	name    string
+	objects *Objects
+}
+
+// goldenCases renders every LambdaFunction and LambdaAgent of the examples
+// and of the API's valid test manifests. A built function is rendered twice:
+// before its build, and once the build of its identity is known.
+func goldenCases(t testing.TB) []goldenCase {
+	t.Helper()
+	var cases []goldenCase
+	for _, dir := range []string{"../../examples", "../../apis/v1alpha1/testdata/valid"} {
+		objs, err := local.ReadManifests(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, u := range objs {
+			ns := u.GetNamespace()
+			if ns == "" {
+				ns = "apps"
+			}
+			switch u.GetKind() {
+			case v1alpha1.LambdaFunctionKind:
+				fn := &v1alpha1.LambdaFunction{}
+				mustConvert(t, u.Object, fn)
+				in := FunctionInput{Namespace: ns, Name: fn.Name, Spec: fn.Spec.ForProvider, Defaults: testDefaults, Observed: testObserved}
+				out, err := Function(in)
+				if err != nil {
+					t.Fatalf("Function(%s): %v", fn.Name, err)
+				}
+				cases = append(cases, goldenCase{name: "function-" + fn.Name, objects: out})
+				if out.BuildIdentity == "" {
+					continue
+				}
+				in.Observed.Build = &Build{Identity: out.BuildIdentity, Digest: testDigest}
+				built, err := Function(in)
+				if err != nil {
+					t.Fatalf("Function(%s) once built: %v", fn.Name, err)
+				}
+				cases = append(cases, goldenCase{name: "function-" + fn.Name + "-built", objects: built})
+			case v1alpha1.LambdaAgentKind:
+				a := &v1alpha1.LambdaAgent{}
+				mustConvert(t, u.Object, a)
+				out, err := Agent(AgentInput{Namespace: ns, Name: a.Name, Spec: a.Spec.ForProvider, Observed: testObserved})
+				if err != nil {
+					t.Fatalf("Agent(%s): %v", a.Name, err)
+				}
+				cases = append(cases, goldenCase{name: "agent-" + a.Name, objects: out})
+			}
+		}
+	}
+	return cases
+}
+
+func mustConvert(t testing.TB, in map[string]any, out any) {
+	t.Helper()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(in, out); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// goldenYAML is what a golden file holds: the facts of the result, then
+// every object in apply order.
+func goldenYAML(t testing.TB, o *Objects) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "# buildIdentity: %s\n# image: %s\n", o.BuildIdentity, o.Image)
+	for _, p := range o.Pending {
+		fmt.Fprintf(&b, "# pending: %s\n", p)
+	}
+	for _, obj := range o.All() {
+		y, err := yaml.Marshal(obj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("---\n")
+		b.Write(y)
+	}
+	return b.String()
+}
+
+// TestGolden compares what render produces for every case with its golden
+// file in testdata/golden. Run with -update to rewrite them, then review the
+// diff like any other change.
+func TestGolden(t *testing.T) {
+	cases := goldenCases(t)
+	if len(cases) < 10 {
+		t.Fatalf("only %d golden cases; the examples and valid manifests give more", len(cases))
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := goldenYAML(t, tc.objects)
+			path := filepath.Join("testdata", "golden", tc.name+".yaml")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path) //nolint:gosec // A golden file of this test.
+			if err != nil {
+				t.Fatalf("%v: run go test ./internal/render -run TestGolden -update", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("%s: -golden, +rendered:\n%s", path, diff)
+			}
+		})
+	}
+}
+
+// TestKnativeAcceptsRendered runs Knative's own defaulting and validation,
+// as its admission webhooks would, on every rendered Knative object.
+func TestKnativeAcceptsRendered(t *testing.T) {
+	ctx := apis.WithinCreate(context.Background())
+	for _, tc := range goldenCases(t) {
+		for _, obj := range tc.objects.All() {
+			v, ok := obj.DeepCopyObject().(interface {
+				client.Object
+				apis.Validatable
+				apis.Defaultable
+			})
+			if !ok {
+				continue // Not a Knative object.
+			}
+			v.SetDefaults(ctx)
+			if err := v.Validate(ctx); err != nil {
+				t.Errorf("%s: Knative refuses %T %s: %v", tc.name, v, v.GetName(), err)
+			}
+		}
+	}
+
+	// The control: Knative refuses a pod-level security context unless its
+	// podspec-securitycontext flag is on, so this validation has teeth.
+	out, err := Agent(AgentInput{Namespace: "apps", Name: "control", Spec: v1alpha1.LambdaAgentParameters{
+		Image: v1alpha1.AgentImage{Repository: "ghcr.io/acme/agent", Tag: ptr.To(v1alpha1.ImageTag("v1"))},
+		AI:    v1alpha1.AI{Provider: v1alpha1.AIProviderOllama, Model: "llama3.2:3b"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Service.Spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}
+	if err := out.Service.Validate(ctx); err == nil {
+		t.Error("Knative's validation accepted a pod-level security context; the check above proves nothing")
+	}
+}

@@ -1,0 +1,178 @@
+package render
+
+import (
+	"bytes"
+	"embed"
+	"path"
+	"strings"
+	"text/template"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+)
+
+const (
+	errNoLanguage     = "runtime.language is required to build a function"
+	errFmtGoHandler   = "a go handler is the name of an exported function such as Handle, not %q"
+	errFmtTemplate    = "cannot render the %s template"
+	errFmtUnsupported = "unsupported %s version %q"
+)
+
+//go:embed runtimes
+var runtimes embed.FS
+
+// DefaultPort is the port a workload listens on unless its spec says another.
+const DefaultPort int32 = 8080
+
+// A language is what render knows of one runtime language.
+type language struct {
+	defaultVersion string
+	defaultHandler string
+	// baseImage and runImage take the version.
+	baseImage, runImage string
+	wrapper             string
+	// extra are further files of the runtime's build context.
+	extra []string
+	// codeFile is where inline code goes for a handler.
+	codeFile func(handler string) string
+}
+
+// languages are the supported runtimes. Base images are named by tag; the
+// Dockerfile, and with it the build identity, changes when they do.
+var languages = map[v1alpha1.Language]language{
+	v1alpha1.LanguagePython: {
+		defaultVersion: "3.12",
+		defaultHandler: "main.handler",
+		baseImage:      "python:%s-slim",
+		wrapper:        "lambda_wrapper.py",
+		codeFile:       func(h string) string { return modulePath(h) + ".py" },
+	},
+	v1alpha1.LanguageNodeJS: {
+		defaultVersion: "22",
+		defaultHandler: "index.handler",
+		baseImage:      "node:%s-slim",
+		wrapper:        "lambda_wrapper.js",
+		codeFile:       func(h string) string { return modulePath(h) + ".js" },
+	},
+	v1alpha1.LanguageGo: {
+		defaultVersion: "1.25",
+		defaultHandler: "Handle",
+		baseImage:      "golang:%s",
+		runImage:       "gcr.io/distroless/static-debian12:nonroot",
+		wrapper:        "lambda_wrapper.go",
+		extra:          []string{"lambda_build.sh"},
+		codeFile:       func(string) string { return "handler.go" },
+	},
+}
+
+// modulePath is the file path of a dotted handler's module: main.handler is
+// main, billing.app.handle is billing/app.
+func modulePath(handler string) string {
+	i := strings.LastIndex(handler, ".")
+	if i < 0 {
+		return handler
+	}
+	return strings.ReplaceAll(handler[:i], ".", "/")
+}
+
+// A Runtime is a resolved runtime: the language, version and handler with
+// defaults applied, and the files a build adds to the function's source.
+type Runtime struct {
+	Language v1alpha1.Language
+	Version  string
+	Handler  string
+	Port     int32
+
+	// Dockerfile of the build.
+	Dockerfile string
+
+	// Files the build context holds besides the source, by name: the
+	// wrapper and any build script. The Dockerfile is not among them.
+	Files map[string]string
+
+	// Wrapper is the wrapper's content; part of Files, and of the identity.
+	Wrapper string
+
+	// CodeFile is where inline code goes, relative to the source folder.
+	CodeFile string
+}
+
+// ResolveRuntime applies defaults to a spec's runtime and renders the files
+// of its build.
+func ResolveRuntime(rt *v1alpha1.Runtime) (Runtime, error) {
+	if rt == nil || rt.Language == nil {
+		return Runtime{}, errors.New(errNoLanguage)
+	}
+	lang, ok := languages[*rt.Language]
+	if !ok {
+		return Runtime{}, errors.Errorf(errFmtUnsupported, "language", *rt.Language)
+	}
+	r := Runtime{
+		Language: *rt.Language,
+		Version:  lang.defaultVersion,
+		Handler:  lang.defaultHandler,
+		Port:     DefaultPort,
+	}
+	if rt.Version != nil {
+		r.Version = *rt.Version
+	}
+	if rt.Handler != nil {
+		r.Handler = *rt.Handler
+	}
+	if rt.Port != 0 {
+		r.Port = rt.Port
+	}
+	if r.Language == v1alpha1.LanguageGo && (strings.Contains(r.Handler, ".") || r.Handler[0] < 'A' || r.Handler[0] > 'Z') {
+		return Runtime{}, errors.Errorf(errFmtGoHandler, r.Handler)
+	}
+	r.CodeFile = lang.codeFile(r.Handler)
+
+	vars := map[string]any{
+		"Version":     r.Version,
+		"Handler":     r.Handler,
+		"HandlerFunc": r.Handler,
+		"Port":        r.Port,
+		"BaseImage":   strings.Replace(lang.baseImage, "%s", r.Version, 1),
+		"RunImage":    lang.runImage,
+	}
+	dir := path.Join("runtimes", string(r.Language))
+	var err error
+	if r.Dockerfile, err = renderFile(path.Join(dir, "Dockerfile.tmpl"), vars); err != nil {
+		return Runtime{}, err
+	}
+	r.Files = map[string]string{}
+	for _, name := range append([]string{lang.wrapper}, lang.extra...) {
+		content, err := renderFile(path.Join(dir, name), vars)
+		if err != nil {
+			return Runtime{}, err
+		}
+		r.Files[name] = content
+	}
+	r.Wrapper = r.Files[lang.wrapper]
+	return r, nil
+}
+
+// renderFile reads an embedded runtime file; a .tmpl file (or the file of
+// that name plus .tmpl) is rendered with vars.
+func renderFile(name string, vars map[string]any) (string, error) {
+	b, err := runtimes.ReadFile(name)
+	if err == nil && !strings.HasSuffix(name, ".tmpl") {
+		return string(b), nil
+	}
+	if err != nil {
+		name += ".tmpl"
+		if b, err = runtimes.ReadFile(name); err != nil {
+			return "", errors.Wrapf(err, errFmtTemplate, name)
+		}
+	}
+	t, err := template.New(name).Option("missingkey=error").Parse(string(b))
+	if err != nil {
+		return "", errors.Wrapf(err, errFmtTemplate, name)
+	}
+	var out bytes.Buffer
+	if err := t.Execute(&out, vars); err != nil {
+		return "", errors.Wrapf(err, errFmtTemplate, name)
+	}
+	return out.String(), nil
+}
