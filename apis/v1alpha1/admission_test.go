@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis"
@@ -25,10 +24,10 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 )
 
-var cfg *rest.Config
+var controlPlane local.Shared
 
 func TestMain(m *testing.M) {
-	os.Exit(local.RunTests(m, &cfg))
+	os.Exit(controlPlane.Run(m))
 }
 
 // strict asks the API server to refuse unknown fields, as kubectl does.
@@ -43,7 +42,7 @@ func newClient(t *testing.T) client.Client {
 	if err := corev1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
+	c, err := client.New(controlPlane.Config(t), client.Options{Scheme: s})
 	if err != nil {
 		t.Fatal(err)
 	}

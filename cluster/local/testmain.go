@@ -4,30 +4,48 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
 	"k8s.io/client-go/rest"
 )
 
-// RunTests is a TestMain body: it starts a control plane with every CRD,
-// points cfg at it, runs the package's tests and stops it. A control plane
-// that cannot start fails the package with the reason; it never skips.
-func RunTests(m *testing.M, cfg **rest.Config) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cp, err := StartWithAllCRDs(ctx, Options{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := cp.Stop(); err != nil {
+// A Shared control plane serves every test of a package. It starts, with
+// every CRD, when a test first asks for it, so a package's unit tests run
+// without one, and stops when Run ends.
+type Shared struct {
+	once sync.Once
+	cp   *ControlPlane
+	err  error
+}
+
+// Run is a TestMain body: it runs the tests, then stops the control plane
+// if a test started it.
+func (s *Shared) Run(m *testing.M) int {
+	code := m.Run()
+	if s.cp != nil {
+		if err := s.cp.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
-	}()
-	*cfg = cp.Config
-	return m.Run()
+	}
+	return code
+}
+
+// Config starts the control plane on first use and returns an administrator's
+// config for it. A control plane that cannot start fails the test with the
+// reason; it never skips.
+func (s *Shared) Config(t testing.TB) *rest.Config {
+	t.Helper()
+	s.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		s.cp, s.err = StartWithAllCRDs(ctx, Options{})
+	})
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return s.cp.Config
 }
 
 // StartWithAllCRDs starts a control plane with this provider's CRDs and

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -34,10 +33,10 @@ import (
 	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
 )
 
-var cfg *rest.Config
+var controlPlane local.Shared
 
 func TestMain(m *testing.M) {
-	os.Exit(local.RunTests(m, &cfg))
+	os.Exit(controlPlane.Run(m))
 }
 
 // TestGatedControllersTrackUsage runs the provider's controllers behind the
@@ -54,6 +53,7 @@ func TestGatedControllersTrackUsage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	cfg := controlPlane.Config(t)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: s, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		t.Fatal(err)

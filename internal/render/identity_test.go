@@ -1,0 +1,97 @@
+package render
+
+import (
+	"testing"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+)
+
+// baseSpec is an inline Python function that each case changes in one way.
+func baseSpec() v1alpha1.LambdaFunctionParameters {
+	return v1alpha1.LambdaFunctionParameters{
+		Source: v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{
+			Code:         "def handler(event, context):\n    return event\n",
+			Dependencies: "requests==2.32.3\n",
+			Files:        []v1alpha1.SourceFile{{Path: "util.py", Content: "X = 1\n"}},
+		}},
+		Runtime: &v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguagePython), Version: ptr.To("3.12"), Handler: ptr.To("main.handler")},
+		Build:   &v1alpha1.Build{BuildArgs: map[string]string{"PIP_INDEX_URL": "https://pypi.local/simple"}},
+	}
+}
+
+func TestBuildIdentity(t *testing.T) {
+	cases := map[string]struct {
+		reason  string
+		change  func(*v1alpha1.LambdaFunctionParameters)
+		rebuild bool
+	}{
+		"Code":         {reason: "New code is a new image.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Source.Inline.Code += "# v2\n" }, rebuild: true},
+		"Dependencies": {reason: "New dependencies are a new image.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Source.Inline.Dependencies = "requests==2.32.4\n" }, rebuild: true},
+		"FileContent":  {reason: "A changed file is a new image.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Source.Inline.Files[0].Content = "X = 2\n" }, rebuild: true},
+		"FilePath":     {reason: "A moved file is a new image.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Source.Inline.Files[0].Path = "lib/util.py" }, rebuild: true},
+		"Language": {reason: "Another language is another build.", change: func(s *v1alpha1.LambdaFunctionParameters) {
+			s.Runtime.Language = ptr.To(v1alpha1.LanguageNodeJS)
+			s.Runtime.Version = nil
+			s.Runtime.Handler = ptr.To("index.handler")
+		}, rebuild: true},
+		"Version":  {reason: "Another language version is another base image.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Runtime.Version = ptr.To("3.11") }, rebuild: true},
+		"Handler":  {reason: "The handler is baked into the image's environment.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Runtime.Handler = ptr.To("main.other") }, rebuild: true},
+		"Port":     {reason: "The port is baked into the image's environment.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Runtime.Port = 9000 }, rebuild: true},
+		"BuildArg": {reason: "Build arguments change what the build does.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Build.BuildArgs["EXTRA"] = "1" }, rebuild: true},
+		"Registry": {reason: "An image pushed elsewhere must be built there.", change: func(s *v1alpha1.LambdaFunctionParameters) {
+			s.Build.Registry = ptr.To(v1alpha1.ImageRepository("other.local/fns"))
+		}, rebuild: true},
+		"Scaling": {reason: "Scaling is Service configuration.", change: func(s *v1alpha1.LambdaFunctionParameters) {
+			s.Scaling = &v1alpha1.Scaling{MinReplicas: ptr.To[int32](2)}
+		}},
+		"Env": {reason: "Env is Service configuration.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Env = []v1alpha1.EnvVar{{Name: "A", Value: ptr.To("b")}} }},
+		"Eventing": {reason: "Triggers are eventing configuration.", change: func(s *v1alpha1.LambdaFunctionParameters) {
+			s.Eventing = &v1alpha1.FunctionEventing{Triggers: []v1alpha1.Trigger{{Name: "t"}}}
+		}},
+		"Resources": {reason: "Resources are Service configuration.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Resources = &v1alpha1.Resources{} }},
+		"Timeout":   {reason: "The request timeout is Service configuration.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.TimeoutSeconds = ptr.To[int64](30) }},
+		"Workload": {reason: "Labels are Service metadata.", change: func(s *v1alpha1.LambdaFunctionParameters) {
+			s.Workload = &v1alpha1.WorkloadMetadata{Labels: map[string]string{"a": "b"}}
+		}},
+		"ServiceAccount": {reason: "The service account is Service configuration.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.ServiceAccountName = ptr.To(v1alpha1.DNSSubdomain("fn")) }},
+		"BuildTimeout":   {reason: "How long a build may take does not change its output.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Build.Timeout = ptr.To(v1alpha1.GoDuration("1h")) }},
+		"Cache":          {reason: "Layer caching does not change the output.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Build.Cache = ptr.To(true) }},
+		"ExecutorImage":  {reason: "Another Kaniko release builds the same Dockerfile.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Build.ExecutorImage = ptr.To("registry.local/kaniko:v2") }},
+		"PushSecret": {reason: "Push credentials do not change the output.", change: func(s *v1alpha1.LambdaFunctionParameters) {
+			s.Build.PushSecretRef = &v1alpha1.LocalObjectReference{Name: "other"}
+		}},
+		"FileAdded": {reason: "Another file is a new image.", change: func(s *v1alpha1.LambdaFunctionParameters) {
+			s.Source.Inline.Files = append([]v1alpha1.SourceFile{{Path: "a.py"}}, s.Source.Inline.Files...)
+		}, rebuild: true},
+		"DefaultsSpelled": {reason: "Spelling out the default version changes nothing.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Runtime.Version = nil }},
+	}
+	identity := func(t *testing.T, s v1alpha1.LambdaFunctionParameters) string {
+		t.Helper()
+		out, err := Function(FunctionInput{Namespace: "apps", Name: "fn", Spec: s, Defaults: testDefaults})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.BuildIdentity
+	}
+	base := identity(t, baseSpec())
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := baseSpec()
+			tc.change(&s)
+			if rebuilt := identity(t, s) != base; rebuilt != tc.rebuild {
+				t.Errorf("\n%s\nidentity changed: %t, want %t", tc.reason, rebuilt, tc.rebuild)
+			}
+		})
+	}
+
+	// The order files are listed in is not content.
+	s := baseSpec()
+	s.Source.Inline.Files = append(s.Source.Inline.Files, v1alpha1.SourceFile{Path: "b.py"})
+	r := baseSpec()
+	r.Source.Inline.Files = append([]v1alpha1.SourceFile{{Path: "b.py"}}, r.Source.Inline.Files...)
+	if identity(t, s) != identity(t, r) {
+		t.Error("the same files listed in another order changed the build identity")
+	}
+}
