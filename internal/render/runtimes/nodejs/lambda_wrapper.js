@@ -21,6 +21,10 @@ const SOURCE = process.env.LAMBDA_SOURCE || `/lambda/${process.env.K_SERVICE || 
 
 class BadEvent extends Error {}
 
+// Once stopping, every reply closes its connection, so no client keeps the
+// server open.
+let stopping = false;
+
 async function loadHandler(spec, root) {
   const dot = spec.lastIndexOf('.');
   if (dot <= 0) throw new Error(`LAMBDA_HANDLER must be file.export, got ${JSON.stringify(spec)}`);
@@ -88,6 +92,7 @@ function reply(res, status, type, subject, data) {
     'ce-time': new Date().toISOString(),
   };
   if (subject) headers['ce-subject'] = subject;
+  if (stopping) headers.connection = 'close';
   res.writeHead(status, headers);
   res.end(body);
 }
@@ -131,7 +136,13 @@ async function main() {
       res.end();
     });
   });
-  const stop = () => server.close(() => process.exit(0));
+  // close waits for requests in flight; idle keep-alive connections would
+  // hold it for their whole timeout, so they are ended at once.
+  const stop = () => {
+    stopping = true;
+    server.close(() => process.exit(0));
+    server.closeIdleConnections();
+  };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   server.listen(Number(process.env.PORT || 8080), () => {

@@ -15,6 +15,7 @@ import importlib
 import json
 import os
 import signal
+import socket
 import sys
 import threading
 import traceback
@@ -125,10 +126,41 @@ class Handler(BaseHTTPRequestHandler):
         self.reply(200, event["type"] + ".response", event["id"], result)
 
 
+class Server(ThreadingHTTPServer):
+    """A threading server that can end idle keep-alive connections, so a
+    shutdown waits for requests in flight but not for idle clients."""
+
+    daemon_threads = False
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.lock = threading.Lock()
+        self.connections = set()
+
+    def process_request(self, request, client_address):
+        with self.lock:
+            self.connections.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request):
+        with self.lock:
+            self.connections.discard(request)
+        super().shutdown_request(request)
+
+    def end_idle_connections(self):
+        # A reader blocked on an idle connection sees end of file; a request
+        # in flight has read its body and still writes its reply.
+        with self.lock:
+            for conn in self.connections:
+                try:
+                    conn.shutdown(socket.SHUT_RD)
+                except OSError:
+                    pass
+
+
 def main():
     Handler.handler = load_handler(os.environ.get("LAMBDA_HANDLER", "main.handler"))
-    server = ThreadingHTTPServer(("", int(os.environ.get("PORT", "8080"))), Handler)
-    server.daemon_threads = False
+    server = Server(("", int(os.environ.get("PORT", "8080"))), Handler)
 
     def stop(signum, frame):
         # shutdown waits for serve_forever, so it must run on another thread.
@@ -138,6 +170,7 @@ def main():
     signal.signal(signal.SIGINT, stop)
     print("lambda wrapper listening on %d" % server.server_address[1], flush=True)
     server.serve_forever()
+    server.end_idle_connections()
     server.server_close()
 
 

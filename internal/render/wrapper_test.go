@@ -1,0 +1,301 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"k8s.io/utils/ptr"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+)
+
+// Sample handlers, one per language, with one behaviour: greet data.name,
+// fail for "boom", and take a second for "slow".
+var sampleHandlers = map[v1alpha1.Language]string{
+	v1alpha1.LanguagePython: `import time
+
+def handler(event, context):
+    name = event["data"]["name"]
+    if name == "boom":
+        raise ValueError("boom is not a name")
+    if name == "slow":
+        time.sleep(1)
+    return {"greeting": "hello " + name, "type": event["type"]}
+`,
+	v1alpha1.LanguageNodeJS: `exports.handler = async (event) => {
+  const name = event.data.name;
+  if (name === 'boom') throw new Error('boom is not a name');
+  if (name === 'slow') await new Promise((r) => setTimeout(r, 1000));
+  return { greeting: 'hello ' + name, type: event.type };
+};
+`,
+	v1alpha1.LanguageGo: `package function
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+func Handle(ctx context.Context, event map[string]any) (any, error) {
+	name, _ := event["data"].(map[string]any)["name"].(string)
+	if name == "boom" {
+		return nil, errors.New("boom is not a name")
+	}
+	if name == "slow" {
+		time.Sleep(time.Second)
+	}
+	return map[string]any{"greeting": "hello " + name, "type": event["type"]}, nil
+}
+`,
+}
+
+// interpreter is the program each language's wrapper needs on this machine.
+var interpreter = map[v1alpha1.Language]string{
+	v1alpha1.LanguagePython: "python3",
+	v1alpha1.LanguageNodeJS: "node",
+	v1alpha1.LanguageGo:     "go",
+}
+
+// buildContext renders an inline function and writes its build context to a
+// folder exactly as the Job mounts it: every ConfigMap key at its item path.
+func buildContext(t *testing.T, lang v1alpha1.Language) (string, Runtime) {
+	t.Helper()
+	spec := v1alpha1.LambdaFunctionParameters{
+		Source:  v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{Code: sampleHandlers[lang]}},
+		Runtime: &v1alpha1.Runtime{Language: ptr.To(lang)},
+	}
+	out, err := Function(FunctionInput{Namespace: "apps", Name: "greeter", Spec: spec, Defaults: testDefaults})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := ResolveRuntime(spec.Runtime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, v := range out.BuildJob.Spec.Template.Spec.Volumes {
+		if v.ConfigMap == nil {
+			continue
+		}
+		for _, item := range v.ConfigMap.Items {
+			p := filepath.Join(dir, filepath.FromSlash(item.Path))
+			if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(out.BuildContext.Data[item.Key]), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir, rt
+}
+
+// wrapperCommand runs a wrapper the way its Dockerfile does, with the build
+// context's src/ where the image has its code.
+func wrapperCommand(t *testing.T, lang v1alpha1.Language, dir string, rt Runtime, port int) *exec.Cmd {
+	t.Helper()
+	env := append(os.Environ(), "PORT="+strconv.Itoa(port), EnvHandler+"="+rt.Handler, "K_SERVICE=greeter")
+	var cmd *exec.Cmd
+	switch lang {
+	case v1alpha1.LanguagePython:
+		cmd = exec.Command("python3", filepath.Join(dir, "lambda_wrapper.py"))
+		env = append(env, "PYTHONPATH="+filepath.Join(dir, "src"))
+	case v1alpha1.LanguageNodeJS:
+		cmd = exec.Command("node", filepath.Join(dir, "lambda_wrapper.js"))
+		env = append(env, "LAMBDA_ROOT="+filepath.Join(dir, "src"))
+	case v1alpha1.LanguageGo:
+		bin := filepath.Join(t.TempDir(), "function")
+		build := exec.Command("sh", filepath.Join(dir, "lambda_build.sh"), filepath.Join(dir, "src"), filepath.Join(dir, "lambda_wrapper.go"), bin)
+		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("lambda_build.sh: %v\n%s", err, out)
+		}
+		cmd = exec.Command(bin)
+	}
+	cmd.Env = env
+	return cmd
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close() //nolint:errcheck // Only the port number is wanted.
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// waitHealthy polls /health until the wrapper answers.
+func waitHealthy(t *testing.T, base string, exited <-chan error) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case err := <-exited:
+			t.Fatalf("the wrapper exited before it was healthy: %v", err)
+		default:
+		}
+		if r, err := http.Get(base + PathHealth); err == nil { //nolint:noctx // A test poll.
+			_ = r.Body.Close()
+			if r.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	t.Fatal("the wrapper was not healthy within 30s")
+}
+
+// TestWrappers runs each language's wrapper for real against a sample
+// handler and talks to it with the CloudEvents Go SDK.
+func TestWrappers(t *testing.T) {
+	for _, lang := range []v1alpha1.Language{v1alpha1.LanguagePython, v1alpha1.LanguageNodeJS, v1alpha1.LanguageGo} {
+		t.Run(string(lang), func(t *testing.T) {
+			if _, err := exec.LookPath(interpreter[lang]); err != nil {
+				t.Skipf("%s is not installed on this machine, so the %s wrapper cannot run here (CI installs it)", interpreter[lang], lang)
+			}
+			dir, rt := buildContext(t, lang)
+			port := freePort(t)
+			cmd := wrapperCommand(t, lang, dir, rt, port)
+			var logs bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &logs, &logs
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			defer func() {
+				_ = cmd.Process.Kill()
+				if t.Failed() {
+					t.Logf("wrapper output:\n%s", logs.String())
+				}
+			}()
+			base := fmt.Sprintf("http://127.0.0.1:%d", port)
+			waitHealthy(t, base, exited)
+			testWrapper(t, base, cmd, exited)
+		})
+	}
+}
+
+func testWrapper(t *testing.T, base string, cmd *exec.Cmd, exited <-chan error) {
+	t.Helper()
+	ce, err := cloudevents.NewClientHTTP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	ctx = cloudevents.ContextWithTarget(ctx, base)
+
+	event := func(id, name string) cloudevents.Event {
+		e := cloudevents.NewEvent()
+		e.SetID(id)
+		e.SetSource("/test")
+		e.SetType("com.example.greet")
+		if err := e.SetData(cloudevents.ApplicationJSON, map[string]string{"name": name}); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	for mode, mctx := range map[string]context.Context{
+		"binary":     cloudevents.WithEncodingBinary(ctx),
+		"structured": cloudevents.WithEncodingStructured(ctx),
+	} {
+		reply, result := ce.Request(mctx, event("req-"+mode, "ada"))
+		if !cloudevents.IsACK(result) || reply == nil {
+			t.Fatalf("%s: request not acknowledged: %v", mode, result)
+		}
+		if reply.Type() != "com.example.greet.response" || reply.Subject() != "req-"+mode || reply.Source() != "/lambda/greeter" {
+			t.Errorf("%s: reply type %q subject %q source %q, want com.example.greet.response, req-%s, /lambda/greeter", mode, reply.Type(), reply.Subject(), reply.Source(), mode)
+		}
+		var data map[string]string
+		if err := reply.DataAs(&data); err != nil {
+			t.Fatal(err)
+		}
+		if data["greeting"] != "hello ada" || data["type"] != "com.example.greet" {
+			t.Errorf("%s: reply data %v, want greeting 'hello ada' and type com.example.greet", mode, data)
+		}
+	}
+
+	// A failing handler: status 500 and an error event naming the failure.
+	_, result := ce.Request(cloudevents.WithEncodingBinary(ctx), event("req-boom", "boom"))
+	var hr *cehttp.Result
+	if !errors.As(result, &hr) || hr.StatusCode != http.StatusInternalServerError {
+		t.Errorf("failing handler: result %v, want HTTP 500", result)
+	}
+	status, header, body := post(t, base, http.Header{"Ce-Specversion": {"1.0"}, "Ce-Id": {"raw-boom"}, "Ce-Source": {"/test"}, "Ce-Type": {"com.example.greet"}, "Content-Type": {"application/json"}}, `{"name":"boom"}`)
+	if status != http.StatusInternalServerError || header.Get("Ce-Type") != "com.example.greet.error" || header.Get("Ce-Subject") != "raw-boom" || !strings.Contains(body, "boom is not a name") {
+		t.Errorf("failing handler: got %d, ce-type %q, ce-subject %q, body %s; want 500, com.example.greet.error, raw-boom and the handler's message", status, header.Get("Ce-Type"), header.Get("Ce-Subject"), body)
+	}
+
+	// Not a CloudEvent: 400 saying what is missing.
+	status, header, body = post(t, base, http.Header{"Content-Type": {"application/json"}}, `{"name":"ada"}`)
+	if status != http.StatusBadRequest || header.Get("Ce-Type") != "dev.knative.lambda.invalid" || !strings.Contains(body, "missing") {
+		t.Errorf("plain POST: got %d, ce-type %q, body %s; want 400, dev.knative.lambda.invalid, and what is missing", status, header.Get("Ce-Type"), body)
+	}
+
+	// Graceful shutdown: a request in flight when SIGTERM arrives finishes.
+	done := make(chan error, 1)
+	go func() {
+		_, result := ce.Request(cloudevents.WithEncodingBinary(ctx), event("req-slow", "slow"))
+		if !cloudevents.IsACK(result) {
+			done <- result
+			return
+		}
+		done <- nil
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("a request in flight at SIGTERM failed: %v", err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("the wrapper did not exit cleanly on SIGTERM: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the wrapper did not exit within 10s of SIGTERM")
+	}
+}
+
+// post sends a raw request and returns the status, headers and body.
+func post(t *testing.T, base string, h http.Header, body string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, base, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = h
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close() //nolint:errcheck // Read fully below.
+	b, _ := io.ReadAll(resp.Body)
+	var js any
+	if json.Unmarshal(b, &js) != nil {
+		t.Errorf("reply body is not JSON: %s", b)
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
