@@ -21,7 +21,7 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 # The local control plane and the tests find etcd and kube-apiserver here.
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build vet test run generate check-generated tools controlplane clean
+.PHONY: all build vet test fuzz run generate check-generated tools controlplane clean
 
 all: build vet
 
@@ -57,6 +57,12 @@ check-generated: generate
 ## test: every test, against a real kube-apiserver and etcd.
 test: controlplane
 	go test -count=1 ./...
+
+## fuzz: each fuzz target for FUZZTIME; render may refuse any spec, never panic.
+FUZZTIME ?= 15s
+fuzz:
+	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(FUZZTIME) ./internal/render
+	go test -run='^$$' -fuzz='^FuzzAgent$$' -fuzztime=$(FUZZTIME) ./internal/render
 
 ## run: the provider against the current kube context, or a local control plane.
 run: controlplane

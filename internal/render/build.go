@@ -25,10 +25,11 @@ const (
 )
 
 // Images of the build. The Kaniko executor comes from the maintained
-// osscontainertools fork (upstream Kaniko was archived in June 2025); the
-// fetchers only need a shell and their one tool.
+// osscontainertools fork (upstream Kaniko was archived in June 2025), pinned
+// by the digest of its v1.28.2 index; the fetchers only need a shell and
+// their one tool.
 const (
-	DefaultExecutorImage = "ghcr.io/osscontainertools/kaniko:v1.26.0"
+	DefaultExecutorImage = "ghcr.io/osscontainertools/kaniko:v1.28.2@sha256:4ea0e7301e3f6806de15150e4982c73018351e28c1dca6947bd3b4afb5ae3c60"
 	GitFetcherImage      = "alpine/git:v2.49.1"
 	S3FetcherImage       = "amazon/aws-cli:2.27.50"
 )

@@ -48,50 +48,76 @@ type goldenCase struct {
 	objects *Objects
 }
 
-// goldenCases renders every LambdaFunction and LambdaAgent of the examples
-// and of the API's valid test manifests. A built function is rendered twice:
-// before its build, and once the build of its identity is known.
-func goldenCases(t testing.TB) []goldenCase {
+// A goldenInput is a LambdaFunction or LambdaAgent spec from the examples or
+// the API's valid test manifests.
+type goldenInput struct {
+	kind, namespace, name string
+	spec                  any
+}
+
+// goldenInputs reads every LambdaFunction and LambdaAgent of the examples and
+// of the API's valid test manifests.
+func goldenInputs(t testing.TB) []goldenInput {
 	t.Helper()
-	var cases []goldenCase
+	var inputs []goldenInput
 	for _, dir := range []string{"../../examples", "../../apis/v1alpha1/testdata/valid"} {
 		objs, err := local.ReadManifests(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, u := range objs {
-			ns := u.GetNamespace()
-			if ns == "" {
-				ns = "apps"
+			in := goldenInput{kind: u.GetKind(), namespace: u.GetNamespace(), name: u.GetName()}
+			if in.namespace == "" {
+				in.namespace = "apps"
 			}
-			switch u.GetKind() {
+			switch in.kind {
 			case v1alpha1.LambdaFunctionKind:
 				fn := &v1alpha1.LambdaFunction{}
 				mustConvert(t, u.Object, fn)
-				in := FunctionInput{Namespace: ns, Name: fn.Name, Spec: fn.Spec.ForProvider, Defaults: testDefaults, Observed: testObserved}
-				out, err := Function(in)
-				if err != nil {
-					t.Fatalf("Function(%s): %v", fn.Name, err)
-				}
-				cases = append(cases, goldenCase{name: "function-" + fn.Name, objects: out})
-				if out.BuildIdentity == "" {
-					continue
-				}
-				in.Observed.Build = &Build{Identity: out.BuildIdentity, Digest: testDigest}
-				built, err := Function(in)
-				if err != nil {
-					t.Fatalf("Function(%s) once built: %v", fn.Name, err)
-				}
-				cases = append(cases, goldenCase{name: "function-" + fn.Name + "-built", objects: built})
+				in.spec = fn.Spec.ForProvider
 			case v1alpha1.LambdaAgentKind:
 				a := &v1alpha1.LambdaAgent{}
 				mustConvert(t, u.Object, a)
-				out, err := Agent(AgentInput{Namespace: ns, Name: a.Name, Spec: a.Spec.ForProvider, Observed: testObserved})
-				if err != nil {
-					t.Fatalf("Agent(%s): %v", a.Name, err)
-				}
-				cases = append(cases, goldenCase{name: "agent-" + a.Name, objects: out})
+				in.spec = a.Spec.ForProvider
+			default:
+				continue
 			}
+			inputs = append(inputs, in)
+		}
+	}
+	return inputs
+}
+
+// goldenCases renders every golden input with the test facts. A built
+// function is rendered twice: before its build, and once the build of its
+// identity is known.
+func goldenCases(t testing.TB) []goldenCase {
+	t.Helper()
+	var cases []goldenCase
+	for _, gi := range goldenInputs(t) {
+		switch spec := gi.spec.(type) {
+		case v1alpha1.LambdaFunctionParameters:
+			in := FunctionInput{Namespace: gi.namespace, Name: gi.name, Spec: spec, Defaults: testDefaults, Observed: testObserved}
+			out, err := Function(in)
+			if err != nil {
+				t.Fatalf("Function(%s): %v", gi.name, err)
+			}
+			cases = append(cases, goldenCase{name: "function-" + gi.name, objects: out})
+			if out.BuildIdentity == "" {
+				continue
+			}
+			in.Observed.Build = &Build{Identity: out.BuildIdentity, Digest: testDigest}
+			built, err := Function(in)
+			if err != nil {
+				t.Fatalf("Function(%s) once built: %v", gi.name, err)
+			}
+			cases = append(cases, goldenCase{name: "function-" + gi.name + "-built", objects: built})
+		case v1alpha1.LambdaAgentParameters:
+			out, err := Agent(AgentInput{Namespace: gi.namespace, Name: gi.name, Spec: spec, Observed: testObserved})
+			if err != nil {
+				t.Fatalf("Agent(%s): %v", gi.name, err)
+			}
+			cases = append(cases, goldenCase{name: "agent-" + gi.name, objects: out})
 		}
 	}
 	return cases

@@ -1,10 +1,11 @@
 package render
 
 import (
-	"bytes"
 	"embed"
+	"io/fs"
 	"path"
 	"strings"
+	"sync"
 	"text/template"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -13,10 +14,11 @@ import (
 )
 
 const (
-	errNoLanguage     = "runtime.language is required to build a function"
-	errFmtGoHandler   = "a go handler is the name of an exported function such as Handle, not %q"
-	errFmtTemplate    = "cannot render the %s template"
-	errFmtUnsupported = "unsupported %s version %q"
+	errNoLanguage       = "runtime.language is required to build a function"
+	errFmtGoHandler     = "a go handler is the name of an exported function such as Handle, not %q"
+	errFmtTemplate      = "cannot render the %s template"
+	errFmtNoRuntimeFile = "no runtime file %s is embedded"
+	errFmtUnsupported   = "unsupported %s version %q"
 )
 
 //go:embed runtimes
@@ -123,7 +125,7 @@ func ResolveRuntime(rt *v1alpha1.Runtime) (Runtime, error) {
 	if rt.Port != 0 {
 		r.Port = rt.Port
 	}
-	if r.Language == v1alpha1.LanguageGo && (strings.Contains(r.Handler, ".") || r.Handler[0] < 'A' || r.Handler[0] > 'Z') {
+	if r.Language == v1alpha1.LanguageGo && !isExportedIdentifier(r.Handler) {
 		return Runtime{}, errors.Errorf(errFmtGoHandler, r.Handler)
 	}
 	r.CodeFile = lang.codeFile(r.Handler)
@@ -138,7 +140,7 @@ func ResolveRuntime(rt *v1alpha1.Runtime) (Runtime, error) {
 	}
 	dir := path.Join("runtimes", string(r.Language))
 	var err error
-	if r.Dockerfile, err = renderFile(path.Join(dir, "Dockerfile.tmpl"), vars); err != nil {
+	if r.Dockerfile, err = renderFile(path.Join(dir, "Dockerfile"), vars); err != nil {
 		return Runtime{}, err
 	}
 	r.Files = map[string]string{}
@@ -153,24 +155,64 @@ func ResolveRuntime(rt *v1alpha1.Runtime) (Runtime, error) {
 	return r, nil
 }
 
-// renderFile reads an embedded runtime file; a .tmpl file (or the file of
-// that name plus .tmpl) is rendered with vars.
-func renderFile(name string, vars map[string]any) (string, error) {
-	b, err := runtimes.ReadFile(name)
-	if err == nil && !strings.HasSuffix(name, ".tmpl") {
-		return string(b), nil
+// isExportedIdentifier is true for a Go identifier that starts with a capital.
+func isExportedIdentifier(s string) bool {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' {
+		return false
 	}
-	if err != nil {
-		name += ".tmpl"
-		if b, err = runtimes.ReadFile(name); err != nil {
-			return "", errors.Wrapf(err, errFmtTemplate, name)
+	for _, c := range s {
+		if c != '_' && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') {
+			return false
 		}
 	}
-	t, err := template.New(name).Option("missingkey=error").Parse(string(b))
+	return true
+}
+
+// runtimeFiles are the embedded runtime files: templates parsed, plain files
+// as they are.
+type runtimeFiles struct {
+	templates map[string]*template.Template
+	plain     map[string]string
+}
+
+// loaded reads the runtime files once per process: rendering is on every
+// reconcile's path.
+var loaded = sync.OnceValues(func() (runtimeFiles, error) {
+	rf := runtimeFiles{templates: map[string]*template.Template{}, plain: map[string]string{}}
+	err := fs.WalkDir(runtimes, "runtimes", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := runtimes.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		base, isTemplate := strings.CutSuffix(name, ".tmpl")
+		if !isTemplate {
+			rf.plain[name] = string(b)
+			return nil
+		}
+		t, err := template.New(name).Option("missingkey=error").Parse(string(b))
+		rf.templates[base] = t
+		return err
+	})
+	return rf, err
+})
+
+// renderFile renders an embedded runtime file by its name without .tmpl.
+func renderFile(name string, vars map[string]any) (string, error) {
+	rf, err := loaded()
 	if err != nil {
 		return "", errors.Wrapf(err, errFmtTemplate, name)
 	}
-	var out bytes.Buffer
+	if text, ok := rf.plain[name]; ok {
+		return text, nil
+	}
+	t, ok := rf.templates[name]
+	if !ok {
+		return "", errors.Errorf(errFmtNoRuntimeFile, name)
+	}
+	var out strings.Builder
 	if err := t.Execute(&out, vars); err != nil {
 		return "", errors.Wrapf(err, errFmtTemplate, name)
 	}
