@@ -77,7 +77,7 @@ func Agent(in AgentInput) (*Objects, error) {
 	}
 	out.Service = workload{
 		kind: v1alpha1.LambdaAgentKind, namespace: in.Namespace, name: in.Name,
-		container: "agent", image: out.Image, port: port,
+		container: "agent", image: out.Image, port: port, readiness: openPort(port),
 		command: spec.Image.Command, args: spec.Image.Args,
 		env:     env(set, spec.Env),
 		scaling: scaling, resources: spec.Resources,

@@ -76,13 +76,17 @@ func Function(in FunctionInput) (*Objects, error) {
 		// Nothing to serve yet; the Triggers follow the Service.
 		return out, nil
 	}
+	// A built image runs our wrapper, which serves /ready; a prebuilt one
+	// may serve anything.
+	readiness := readyPath(port)
 	var pullSecrets []v1alpha1.LocalObjectReference
 	if spec.Source.Image != nil {
 		pullSecrets = spec.Source.Image.PullSecrets
+		readiness = openPort(port)
 	}
 	out.Service = workload{
 		kind: v1alpha1.LambdaFunctionKind, namespace: in.Namespace, name: in.Name,
-		container: "function", image: out.Image, port: port,
+		container: "function", image: out.Image, port: port, readiness: readiness,
 		env:     env(set, spec.Env),
 		scaling: spec.Scaling, resources: spec.Resources, timeoutSeconds: spec.TimeoutSeconds,
 		serviceAccountName: spec.ServiceAccountName, pullSecrets: pullSecrets, meta: spec.Workload,

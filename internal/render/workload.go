@@ -26,7 +26,7 @@ const (
 	classHPA = "hpa.autoscaling.knative.dev"
 )
 
-// Paths every wrapper serves; prebuilt agent images serve them too.
+// Paths every wrapper serves.
 const (
 	PathHealth = "/health"
 	PathReady  = "/ready"
@@ -46,6 +46,19 @@ type workload struct {
 	serviceAccountName    *v1alpha1.DNSSubdomain
 	pullSecrets           []v1alpha1.LocalObjectReference
 	meta                  *v1alpha1.WorkloadMetadata
+	// readiness is how Knative tells the container is ready.
+	readiness corev1.ProbeHandler
+}
+
+// readyPath probes a wrapper's /ready endpoint.
+func readyPath(port int32) corev1.ProbeHandler {
+	return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: PathReady, Port: intstr.FromInt32(port)}}
+}
+
+// openPort probes that a container accepts connections: all render can
+// know of a prebuilt image it did not write.
+func openPort(port int32) corev1.ProbeHandler {
+	return corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(port)}}
 }
 
 // service renders the Knative Service of a workload.
@@ -66,7 +79,7 @@ func (w workload) service() *servingv1.Service {
 			Ports:           []corev1.ContainerPort{{Name: "http1", ContainerPort: w.port}},
 			Env:             w.env,
 			Resources:       resources(w.resources),
-			ReadinessProbe:  &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: PathReady, Port: intstr.FromInt32(w.port)}}},
+			ReadinessProbe:  &corev1.Probe{ProbeHandler: w.readiness},
 			SecurityContext: restrictedContainer(),
 		}},
 		AutomountServiceAccountToken: ptr.To(false),

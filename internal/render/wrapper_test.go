@@ -75,10 +75,10 @@ var interpreter = map[v1alpha1.Language]string{
 
 // buildContext renders an inline function and writes its build context to a
 // folder exactly as the Job mounts it: every ConfigMap key at its item path.
-func buildContext(t *testing.T, lang v1alpha1.Language) (string, Runtime) {
+func buildContext(t *testing.T, lang v1alpha1.Language, dependencies string) (string, Runtime) {
 	t.Helper()
 	spec := v1alpha1.LambdaFunctionParameters{
-		Source:  v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{Code: sampleHandlers[lang]}},
+		Source:  v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{Code: sampleHandlers[lang], Dependencies: dependencies}},
 		Runtime: &v1alpha1.Runtime{Language: ptr.To(lang)},
 	}
 	out, err := Function(FunctionInput{Namespace: "apps", Name: "greeter", Spec: spec, Defaults: testDefaults})
@@ -167,12 +167,24 @@ func waitHealthy(t *testing.T, base string, exited <-chan error) {
 // TestWrappers runs each language's wrapper for real against a sample
 // handler and talks to it with the CloudEvents Go SDK.
 func TestWrappers(t *testing.T) {
-	for _, lang := range []v1alpha1.Language{v1alpha1.LanguagePython, v1alpha1.LanguageNodeJS, v1alpha1.LanguageGo} {
-		t.Run(string(lang), func(t *testing.T) {
+	cases := map[string]struct {
+		lang         v1alpha1.Language
+		dependencies string
+	}{
+		"python": {lang: v1alpha1.LanguagePython},
+		"nodejs": {lang: v1alpha1.LanguageNodeJS},
+		// Without a go.mod the build makes one; with one, the wrapper must
+		// import the function by the module path it declares.
+		"go":            {lang: v1alpha1.LanguageGo},
+		"go-own-module": {lang: v1alpha1.LanguageGo, dependencies: "module example.com/acme/greeter\n\ngo 1.23\n"},
+	}
+	for name, tc := range cases {
+		lang := tc.lang
+		t.Run(name, func(t *testing.T) {
 			if _, err := exec.LookPath(interpreter[lang]); err != nil {
 				t.Skipf("%s is not installed on this machine, so the %s wrapper cannot run here (CI installs it)", interpreter[lang], lang)
 			}
-			dir, rt := buildContext(t, lang)
+			dir, rt := buildContext(t, lang, tc.dependencies)
 			port := freePort(t)
 			cmd := wrapperCommand(t, lang, dir, rt, port)
 			var logs bytes.Buffer
