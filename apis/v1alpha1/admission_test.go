@@ -3,11 +3,8 @@ package v1alpha1_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -22,6 +19,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
 )
 
 var controlPlane local.Shared
@@ -115,58 +113,11 @@ func TestValidManifestsAreAdmitted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, field := range []string{"spec"} {
-				if missing := notIn(want.Object[field], got[field], field); len(missing) > 0 {
-					t.Errorf("%s read back lost or changed what was written:\n%s", name, strings.Join(missing, "\n"))
-				}
+			if missing := diff.Missing(want.Object["spec"], got["spec"]); len(missing) > 0 {
+				t.Errorf("%s read back lost or changed what was written:\n%s", name, strings.Join(missing, "\n"))
 			}
 		})
 	}
-}
-
-// notIn lists every leaf of want that is not in got with the same value.
-func notIn(want, got any, path string) []string {
-	want, got = normalise(want), normalise(got)
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			return []string{fmt.Sprintf("%s: want an object, got %v", path, got)}
-		}
-		var missing []string
-		for k, v := range w {
-			missing = append(missing, notIn(v, g[k], path+"."+k)...)
-		}
-		return missing
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			return []string{fmt.Sprintf("%s: want %d items, got %v", path, len(w), got)}
-		}
-		var missing []string
-		for i := range w {
-			missing = append(missing, notIn(w[i], g[i], fmt.Sprintf("%s[%d]", path, i))...)
-		}
-		return missing
-	}
-	if !reflect.DeepEqual(want, got) {
-		return []string{fmt.Sprintf("%s: want %v, got %v", path, want, got)}
-	}
-	return nil
-}
-
-// normalise gives YAML- and Go-decoded values one JSON form, so 3 and 3.0 or
-// int64 and float64 compare equal.
-func normalise(v any) any {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return v
-	}
-	var out any
-	if err := json.Unmarshal(b, &out); err != nil {
-		return v
-	}
-	return out
 }
 
 // An invalidCase is a manifest the API server must refuse, with the field
