@@ -51,6 +51,10 @@ type BuildObservation struct {
 	// +optional
 	JobName string `json:"jobName,omitempty"`
 
+	// Digest of the image the build pushed, once it succeeded.
+	// +optional
+	Digest string `json:"digest,omitempty"`
+
 	// StartedAt is when the Job started.
 	// +optional
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`

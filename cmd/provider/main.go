@@ -9,14 +9,10 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
-	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -31,7 +27,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
-	"github.com/knative-lambda/provider-knative-lambda/apis"
+	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
 )
 
@@ -60,21 +56,14 @@ func main() {
 	cfg, err := ctrl.GetConfig()
 	kingpin.FatalIfError(err, "Cannot get the API server's REST config")
 
-	s := runtime.NewScheme()
-	kingpin.FatalIfError(clientgoscheme.AddToScheme(s), "Cannot add the Kubernetes APIs to the scheme")
-	kingpin.FatalIfError(extv1.AddToScheme(s), "Cannot add the CRD API to the scheme")
-	kingpin.FatalIfError(apis.AddToScheme(s), "Cannot add the provider's APIs to the scheme")
+	s, err := clients.ManagerScheme()
+	kingpin.FatalIfError(err, "Cannot build the scheme")
 
 	leaseDuration, renewDeadline := 60*time.Second, 50*time.Second
 	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *maxReconcileRate), ctrl.Options{
-		Scheme: s,
-		Cache: cache.Options{
-			SyncPeriod: syncInterval,
-			// The CRD gate only needs names and conditions, not schemas.
-			ByObject: map[client.Object]cache.ByObject{
-				&extv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
-			},
-		},
+		Scheme:                     s,
+		NewClient:                  clients.NewManagerClient,
+		Cache:                      cache.Options{SyncPeriod: syncInterval, ByObject: clients.CacheByObject()},
 		Metrics:                    metricsserver.Options{BindAddress: *metricsAddr},
 		HealthProbeBindAddress:     *healthAddr,
 		LeaderElection:             *leaderElection,

@@ -47,7 +47,7 @@ func Agent(in AgentInput) (*Objects, error) {
 	if spec.Eventing != nil {
 		eventing = *spec.Eventing
 	}
-	brokerName := brokerName(eventing.Broker)
+	brokerName := BrokerName(eventing.Broker)
 
 	scaling := &v1alpha1.Scaling{}
 	if spec.Scaling != nil {

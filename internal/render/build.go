@@ -266,7 +266,9 @@ func (b build) kaniko() corev1.Container {
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m"), corev1.ResourceMemory: resource.MustParse("512Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi")},
 		},
-		TerminationMessagePolicy: corev1.TerminationMessageReadFile,
+		// On success the message is the digest file; on failure, the end of
+		// Kaniko's log, which says why.
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		// Kaniko unpacks images as root; this is the baseline level with
 		// every capability Kaniko does not use dropped.
 		SecurityContext: &corev1.SecurityContext{

@@ -25,8 +25,8 @@ const annotationBrokerClass = "eventing.knative.dev/broker.class"
 // DefaultBroker is the Broker a workload uses when its spec names none.
 const DefaultBroker = "default"
 
-// brokerName is the Broker a workload's triggers listen on.
-func brokerName(b *v1alpha1.Broker) string {
+// BrokerName is the Broker a workload's triggers listen on.
+func BrokerName(b *v1alpha1.Broker) string {
 	if b == nil || b.Name == "" {
 		return DefaultBroker
 	}
@@ -47,7 +47,7 @@ func broker(kind, namespace, name string, b *v1alpha1.Broker) *eventingv1.Broker
 		TypeMeta: metav1.TypeMeta{APIVersion: eventingv1.SchemeGroupVersion.String(), Kind: "Broker"},
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   namespace,
-			Name:        brokerName(b),
+			Name:        BrokerName(b),
 			Labels:      labels(kind, name, ComponentEventing),
 			Annotations: map[string]string{annotationBrokerClass: string(class)},
 		},

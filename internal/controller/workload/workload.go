@@ -1,13 +1,15 @@
-// Package workload sets up the managed reconcilers of LambdaFunction and
-// LambdaAgent. Both kinds share the connection to a target cluster; each has
-// its own external client.
+// Package workload reconciles LambdaFunctions and LambdaAgents: each one's
+// desired objects come from the render core and are kept in the target
+// cluster its provider config names.
 package workload
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -18,18 +20,29 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
 const (
-	errTrackUsage     = "cannot track provider config usage"
-	errNotImplemented = "the external client of this kind is not implemented yet: this provider build only validates and stores the resource"
+	errTrackUsage = "cannot track provider config usage"
+	errResolvePC  = "cannot use the provider config"
+	errTarget     = "cannot connect to the target cluster"
 )
+
+// busyPollInterval is how often a resource that is building or deploying is
+// observed: nothing tells the provider when a Job or Knative is done.
+const busyPollInterval = 5 * time.Second
 
 // A Kind is one managed resource kind this package reconciles.
 type Kind[T resource.ModernManaged] struct {
 	GVK     schema.GroupVersionKind
 	New     func() T
 	NewList func() resource.ManagedList
+	// external makes the kind's external client for one reconcile.
+	external func(d deployer, defaults render.Defaults, local client.Reader) managed.TypedExternalClient[T]
+	// busy is true while a resource builds or deploys.
+	busy func(T) bool
 }
 
 // Kinds reconciled by this provider.
@@ -38,39 +51,72 @@ var (
 		GVK:     v1alpha1.LambdaFunctionGroupVersionKind,
 		New:     func() *v1alpha1.LambdaFunction { return &v1alpha1.LambdaFunction{} },
 		NewList: func() resource.ManagedList { return &v1alpha1.LambdaFunctionList{} },
+		external: func(d deployer, defaults render.Defaults, _ client.Reader) managed.TypedExternalClient[*v1alpha1.LambdaFunction] {
+			return &functionClient{deployer: d, defaults: defaults}
+		},
+		busy: func(mg *v1alpha1.LambdaFunction) bool { return busy(mg.Status.AtProvider.Phase) },
 	}
 	LambdaAgent = Kind[*v1alpha1.LambdaAgent]{
 		GVK:     v1alpha1.LambdaAgentGroupVersionKind,
 		New:     func() *v1alpha1.LambdaAgent { return &v1alpha1.LambdaAgent{} },
 		NewList: func() resource.ManagedList { return &v1alpha1.LambdaAgentList{} },
+		external: func(d deployer, _ render.Defaults, local client.Reader) managed.TypedExternalClient[*v1alpha1.LambdaAgent] {
+			return &agentClient{deployer: d, local: local}
+		},
+		busy: func(mg *v1alpha1.LambdaAgent) bool { return busy(mg.Status.AtProvider.Phase) },
 	}
 )
 
-// A connector tracks which provider config a resource uses before it connects.
-type connector[T resource.ModernManaged] struct {
-	usage *resource.ProviderConfigUsageTracker
+func busy(p v1alpha1.Phase) bool {
+	return p == v1alpha1.PhasePending || p == v1alpha1.PhaseBuilding || p == v1alpha1.PhaseDeploying
 }
 
-// Connect records the resource's provider config usage. The external client
-// that acts on the target cluster is not part of this build, so Connect
-// reports that instead of pretending to act.
+// A connector resolves a resource's provider config and connects to its
+// target cluster through the client cache.
+type connector[T resource.ModernManaged] struct {
+	kind    Kind[T]
+	local   client.Client
+	usage   *resource.ProviderConfigUsageTracker
+	targets *clients.Cache
+}
+
+// Connect records the resource's provider config usage, then hands out its
+// external client.
 func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
 	if err := c.usage.Track(ctx, mg); err != nil {
 		return nil, errors.Wrap(err, errTrackUsage)
 	}
-	return nil, errors.New(errNotImplemented)
+	cfg, err := clients.Resolve(ctx, c.local, mg)
+	if err != nil {
+		return nil, errors.Wrap(err, errResolvePC)
+	}
+	kube, err := c.targets.For(cfg)
+	if err != nil {
+		return nil, errors.Wrap(err, errTarget)
+	}
+	d := deployer{kube: kube, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()}
+	return c.kind.external(d, cfg.Defaults, c.local), nil
 }
 
 // Setup adds a controller that reconciles one kind of managed resource.
-func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, k Kind[T]) error {
+func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, targets *clients.Cache, k Kind[T]) error {
 	name := managed.ControllerName(k.GVK.GroupKind().String())
 	opts := []managed.ReconcilerOption{
 		managed.WithTypedExternalConnector[T](&connector[T]{
-			usage: resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+			kind:    k,
+			local:   mgr.GetClient(),
+			usage:   resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+			targets: targets,
 		}),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
 		managed.WithPollInterval(o.PollInterval),
+		managed.WithPollIntervalHook(func(mg resource.Managed, poll time.Duration) time.Duration {
+			if t, ok := mg.(T); ok && k.busy(t) && busyPollInterval < poll {
+				return busyPollInterval
+			}
+			return poll
+		}),
 		managed.WithManagementPolicies(),
 	}
 	if o.MetricOptions != nil {
@@ -89,9 +135,9 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, k K
 }
 
 // SetupGated adds the controller once the kind's CRD exists.
-func SetupGated[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, k Kind[T]) error {
+func SetupGated[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, targets *clients.Cache, k Kind[T]) error {
 	o.Gate.Register(func() {
-		if err := Setup(mgr, o, k); err != nil {
+		if err := Setup(mgr, o, targets, k); err != nil {
 			mgr.GetLogger().Error(err, "cannot set up controller", "gvk", k.GVK.String())
 		}
 	}, k.GVK)

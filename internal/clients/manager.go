@@ -1,0 +1,56 @@
+package clients
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+// ManagerScheme knows the provider's APIs, CRDs for the controller gate, and
+// every kind written to a target cluster: the manager's own client is the
+// client of the provider's cluster as a target.
+func ManagerScheme() (*runtime.Scheme, error) {
+	s, err := TargetScheme()
+	if err != nil {
+		return nil, err
+	}
+	for _, add := range []func(*runtime.Scheme) error{extv1.AddToScheme, apis.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// CacheByObject narrows the manager's cache. Build Jobs, their pods and their
+// ConfigMaps are cached only when this provider made them, not every one in
+// the cluster; CRDs without their schemas, which the gate does not need.
+func CacheByObject() map[client.Object]cache.ByObject {
+	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedBy})
+	return map[client.Object]cache.ByObject{
+		&batchv1.Job{}:                    {Label: ours},
+		&corev1.Pod{}:                     {Label: ours},
+		&corev1.ConfigMap{}:               {Label: ours},
+		&extv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
+	}
+}
+
+// NewManagerClient is the manager's client: status updates that would change
+// nothing are not sent.
+func NewManagerClient(cfg *rest.Config, o client.Options) (client.Client, error) {
+	c, err := client.New(cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	return NoopStatusSkipper{Client: c}, nil
+}

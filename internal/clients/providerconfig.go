@@ -1,0 +1,108 @@
+package clients
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+const (
+	errNoProviderConfig  = "the resource names no provider config"
+	errFmtGetPC          = "cannot get %s %q"
+	errFmtUnknownPCKind  = "unknown provider config kind %q: use ProviderConfig or ClusterProviderConfig"
+	errFmtGetSecret      = "cannot get the kubeconfig Secret %s/%s"
+	errFmtNoSecretKey    = "the kubeconfig Secret %s/%s has no key %q"
+	errSecretRefRequired = "credentials.source is Secret but no secretRef is set"
+)
+
+// A Config is what a provider config says: where the target cluster is, and
+// the build defaults.
+type Config struct {
+	// Kubeconfig of the target cluster; nil means the provider's own.
+	Kubeconfig []byte
+
+	Defaults render.Defaults
+}
+
+// Resolve reads the provider config a managed resource references. A
+// ProviderConfig is looked up in the resource's namespace and its Secret in
+// the ProviderConfig's own, so a resource can never make the provider read a
+// Secret in another namespace.
+func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged) (Config, error) {
+	ref := mg.GetProviderConfigReference()
+	if ref == nil || ref.Name == "" {
+		return Config{}, errors.New(errNoProviderConfig)
+	}
+	var (
+		source    v1alpha1.CredentialsSource
+		secretNS  string
+		secretRef *v1alpha1.KeySelector
+		build     *v1alpha1.BuildDefaults
+	)
+	switch ref.Kind {
+	case v1alpha1.ProviderConfigKind:
+		pc := &v1alpha1.ProviderConfig{}
+		if err := kube.Get(ctx, types.NamespacedName{Namespace: mg.GetNamespace(), Name: ref.Name}, pc); err != nil {
+			return Config{}, errors.Wrapf(err, errFmtGetPC, ref.Kind, ref.Name)
+		}
+		source, secretNS, secretRef, build = pc.Spec.Credentials.Source, pc.Namespace, pc.Spec.Credentials.SecretRef, pc.Spec.Build
+	case v1alpha1.ClusterProviderConfigKind:
+		pc := &v1alpha1.ClusterProviderConfig{}
+		if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
+			return Config{}, errors.Wrapf(err, errFmtGetPC, ref.Kind, ref.Name)
+		}
+		source, build = pc.Spec.Credentials.Source, pc.Spec.Build
+		if s := pc.Spec.Credentials.SecretRef; s != nil {
+			secretNS, secretRef = s.Namespace, &v1alpha1.KeySelector{Name: s.Name, Key: s.Key}
+		}
+	default:
+		return Config{}, errors.Errorf(errFmtUnknownPCKind, ref.Kind)
+	}
+
+	cfg := Config{Defaults: defaults(build)}
+	if source != v1alpha1.CredentialsSourceSecret {
+		return cfg, nil
+	}
+	if secretRef == nil {
+		return Config{}, errors.New(errSecretRefRequired)
+	}
+	s := &corev1.Secret{}
+	if err := kube.Get(ctx, types.NamespacedName{Namespace: secretNS, Name: secretRef.Name}, s); err != nil {
+		return Config{}, errors.Wrapf(err, errFmtGetSecret, secretNS, secretRef.Name)
+	}
+	kc, ok := s.Data[secretRef.Key]
+	if !ok || len(kc) == 0 {
+		return Config{}, errors.Errorf(errFmtNoSecretKey, secretNS, secretRef.Name, secretRef.Key)
+	}
+	cfg.Kubeconfig = kc
+	return cfg, nil
+}
+
+// defaults converts a provider config's build defaults for render.
+func defaults(b *v1alpha1.BuildDefaults) render.Defaults {
+	if b == nil {
+		return render.Defaults{}
+	}
+	d := render.Defaults{InsecureRegistries: b.InsecureRegistries}
+	if b.Registry != nil {
+		d.Registry = string(*b.Registry)
+	}
+	if b.ExecutorImage != nil {
+		d.ExecutorImage = *b.ExecutorImage
+	}
+	if b.CacheRepo != nil {
+		d.CacheRepo = string(*b.CacheRepo)
+	}
+	if b.PushSecretRef != nil {
+		d.PushSecretName = string(b.PushSecretRef.Name)
+	}
+	return d
+}

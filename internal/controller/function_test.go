@@ -1,0 +1,246 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+const digestA = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+
+// ours selects a function's objects in the target cluster.
+func ours(ns, name string) []client.ListOption {
+	return []client.ListOption{client.InNamespace(ns), client.MatchingLabels{render.LabelKind: v1alpha1.LambdaFunctionKind, render.LabelResource: name}}
+}
+
+func jobs(ctx context.Context, t *testing.T, c client.Client, ns, name string) []batchv1.Job {
+	t.Helper()
+	l := &batchv1.JobList{}
+	if err := c.List(ctx, l, ours(ns, name)...); err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
+}
+
+func newFunction(ns, name, code string) *v1alpha1.LambdaFunction {
+	return &v1alpha1.LambdaFunction{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.LambdaFunctionSpec{
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "default"}},
+			ForProvider: v1alpha1.LambdaFunctionParameters{
+				Source:  v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{Code: code}},
+				Runtime: &v1alpha1.Runtime{Language: ptr(v1alpha1.LanguagePython)},
+				Scaling: &v1alpha1.Scaling{MaxReplicas: ptr[int32](5)},
+				Eventing: &v1alpha1.FunctionEventing{
+					Broker:   &v1alpha1.Broker{Name: "default", Create: true},
+					Triggers: []v1alpha1.Trigger{{Name: "orders", Filters: v1alpha1.Filters{"type": "com.example.order"}}},
+				},
+			},
+		},
+	}
+}
+
+// newProviderConfig creates the namespace's ProviderConfig, targeting the
+// provider's own cluster with a registry for builds.
+func newProviderConfig(ctx context.Context, t *testing.T, c client.Client, ns string) {
+	t.Helper()
+	pc := &v1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"},
+		Spec: v1alpha1.ProviderConfigSpec{
+			Credentials: v1alpha1.ProviderCredentials{Source: v1alpha1.CredentialsSourceInjectedIdentity},
+			Build:       &v1alpha1.BuildDefaults{Registry: ptr(v1alpha1.ImageRepository("registry.local:5000/lambdas"))},
+		},
+	}
+	if err := c.Create(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFunctionLifecycle follows one LambdaFunction from create to delete
+// against a real API server, with the test playing the Job controller and
+// Knative.
+func TestFunctionLifecycle(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	p := startProvider(t)
+	c := p.kube
+	ns := newNamespace(ctx, t, c, "lifecycle")
+	newProviderConfig(ctx, t, c, ns)
+	fn := newFunction(ns, "hello", "def handler(event, context):\n    return {'v': 1}\n")
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	mg := &v1alpha1.LambdaFunction{}
+	get := func() {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A build starts; nothing is served yet.
+	var job batchv1.Job
+	eventually(ctx, t, "one build Job", func() string {
+		js := jobs(ctx, t, c, ns, "hello")
+		if len(js) != 1 {
+			return fmt.Sprintf("%d Jobs", len(js))
+		}
+		job = js[0]
+		return ""
+	})
+	eventually(ctx, t, "the function says it is building", func() string {
+		get()
+		if mg.Status.AtProvider.Phase != v1alpha1.PhaseBuilding {
+			return "phase " + string(mg.Status.AtProvider.Phase) + ": " + mg.GetCondition(xpv2.TypeReady).Message
+		}
+		return ""
+	})
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, &servingv1.Service{}); err == nil {
+		t.Fatal("a Service exists before its image was built")
+	}
+
+	// The build succeeds: the Service runs the built image by digest.
+	finishJob(ctx, t, c, &job, 0, digestA)
+	svc := &servingv1.Service{}
+	eventually(ctx, t, "the Service runs the built image", func() string {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, svc); err != nil {
+			return err.Error()
+		}
+		if img := svc.Spec.Template.Spec.Containers[0].Image; !strings.HasSuffix(img, "@"+digestA) {
+			return "image " + img
+		}
+		return ""
+	})
+	for _, o := range []client.Object{&eventingv1.Broker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}, &eventingv1.Trigger{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hello-orders"}}} {
+		eventually(ctx, t, "the "+o.GetName()+" eventing object exists", func() string {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
+				return err.Error()
+			}
+			return ""
+		})
+	}
+
+	// Knative says the Service is Ready: so is the function, with its URL.
+	url := markServiceReady(ctx, t, c, svc)
+	eventually(ctx, t, "the function is Ready with its URL and digest", func() string {
+		get()
+		at := mg.Status.AtProvider
+		if mg.GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue || at.URL != url || at.Phase != v1alpha1.PhaseReady || at.Build == nil || at.Build.Digest != digestA {
+			return fmt.Sprintf("Ready %s (%s), phase %s, url %q, build %+v", mg.GetCondition(xpv2.TypeReady).Status, mg.GetCondition(xpv2.TypeReady).Message, at.Phase, at.URL, at.Build)
+		}
+		return ""
+	})
+
+	// At rest, the provider writes nothing, poll after poll. It did write to
+	// get here, so the counter is known to count.
+	time.Sleep(2 * testPoll)
+	before := p.writes.Load()
+	if before == 0 {
+		t.Fatal("no write request was counted while creating the function; the count below would prove nothing")
+	}
+	time.Sleep(5 * testPoll)
+	if n := p.writes.Load() - before; n != 0 {
+		t.Errorf("the provider made %d write requests over 5 polls of a resource at rest; want 0", n)
+	}
+
+	// A scaling change updates the Service and builds nothing.
+	get()
+	mg.Spec.ForProvider.Scaling.MaxReplicas = ptr[int32](9)
+	if err := c.Update(ctx, mg); err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, "the Service takes the new max-scale", func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
+			return err.Error()
+		}
+		if v := svc.Spec.Template.Annotations["autoscaling.knative.dev/max-scale"]; v != "9" {
+			return "max-scale " + v
+		}
+		return ""
+	})
+	if n := len(jobs(ctx, t, c, ns, "hello")); n != 1 {
+		t.Errorf("a scaling change made %d Jobs in all; want the 1 build from before", n)
+	}
+
+	// Someone edits a field the provider owns: it is put back. A field only
+	// someone else set is left alone.
+	drift := svc.DeepCopy()
+	drift.Spec.Template.Annotations["autoscaling.knative.dev/max-scale"] = "99"
+	if drift.Annotations == nil {
+		drift.Annotations = map[string]string{}
+	}
+	drift.Annotations["example.com/note"] = "added by someone else"
+	if err := c.Update(ctx, drift); err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, "the owned field is reverted", func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
+			return err.Error()
+		}
+		if v := svc.Spec.Template.Annotations["autoscaling.knative.dev/max-scale"]; v != "9" {
+			return "max-scale " + v
+		}
+		return ""
+	})
+	if svc.Annotations["example.com/note"] != "added by someone else" {
+		t.Errorf("an annotation only someone else set was removed: %v", svc.Annotations)
+	}
+
+	// A code change builds exactly once more, and the Service keeps its
+	// image until that build is done.
+	get()
+	mg.Spec.ForProvider.Source.Inline.Code = "def handler(event, context):\n    return {'v': 2}\n"
+	if err := c.Update(ctx, mg); err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, "exactly one new Job", func() string {
+		if n := len(jobs(ctx, t, c, ns, "hello")); n != 2 {
+			return fmt.Sprintf("%d Jobs", n)
+		}
+		return ""
+	})
+	time.Sleep(3 * testPoll)
+	if n := len(jobs(ctx, t, c, ns, "hello")); n != 2 {
+		t.Errorf("a code change made %d Jobs in all; want 2", n)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
+		t.Fatal(err)
+	}
+	if img := svc.Spec.Template.Spec.Containers[0].Image; !strings.HasSuffix(img, "@"+digestA) {
+		t.Errorf("the Service changed image to %s while the new build runs", img)
+	}
+
+	// Delete removes everything that was made for the function.
+	if err := c.Delete(ctx, mg); err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, "every object of the function is gone", func() string {
+		var left []string
+		for _, l := range []client.ObjectList{&servingv1.ServiceList{}, &eventingv1.TriggerList{}, &eventingv1.BrokerList{}, &batchv1.JobList{}, &corev1.ConfigMapList{}} {
+			if err := c.List(ctx, l, ours(ns, "hello")...); err != nil {
+				return err.Error()
+			}
+			if n := apimeta.LenList(l); n > 0 {
+				left = append(left, fmt.Sprintf("%d %T", n, l))
+			}
+		}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(mg), &v1alpha1.LambdaFunction{}); err == nil {
+			left = append(left, "the LambdaFunction")
+		}
+		return strings.Join(left, ", ")
+	})
+}

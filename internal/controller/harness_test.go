@@ -1,0 +1,143 @@
+package controller_test
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/feature"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/gate"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
+)
+
+var controlPlane local.Shared
+
+func TestMain(m *testing.M) {
+	os.Exit(controlPlane.Run(m))
+}
+
+// testPoll is the provider's poll interval in these tests.
+const testPoll = time.Second
+
+// A provider is the provider's controllers running in the test process,
+// wired as cmd/provider wires them, with its API requests counted.
+type provider struct {
+	// kube is the test's own client, which acts as the Job controller,
+	// Knative and the user.
+	kube client.Client
+	// writes counts the provider's write requests.
+	writes atomic.Int64
+}
+
+// countingTransport counts requests that are not reads.
+type countingTransport struct {
+	next   http.RoundTripper
+	writes *atomic.Int64
+}
+
+func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		c.writes.Add(1)
+	}
+	return c.next.RoundTrip(r)
+}
+
+// startProvider runs the provider's controllers until the test ends.
+func startProvider(t *testing.T) *provider {
+	t.Helper()
+	p := &provider{}
+	cfg := rest.CopyConfig(controlPlane.Config(t))
+	s, err := clients.ManagerScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.kube, err = client.New(cfg, client.Options{Scheme: s}); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, writes: &p.writes} })
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:    s,
+		NewClient: clients.NewManagerClient,
+		Cache:     cache.Options{ByObject: clients.CacheByObject()},
+		Metrics:   metricsserver.Options{BindAddress: "0"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := controller.Options{
+		Logger:                  logging.NewNopLogger(),
+		GlobalRateLimiter:       ratelimiter.NewGlobal(100),
+		PollInterval:            testPoll,
+		MaxConcurrentReconciles: 2,
+		Features:                &feature.Flags{},
+		Gate:                    new(gate.Gate[schema.GroupVersionKind]),
+	}
+	if err := customresourcesgate.Setup(mgr, o); err != nil {
+		t.Fatal(err)
+	}
+	if err := lambdacontroller.SetupGated(mgr, o); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := mgr.Start(ctx); err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return p
+}
+
+// newNamespace creates a namespace for one test.
+func newNamespace(ctx context.Context, t *testing.T, c client.Client, prefix string) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
+	if err := c.Create(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+// eventually polls check until it returns "" or ctx ends; then it fails the
+// test with the last thing check said.
+func eventually(ctx context.Context, t *testing.T, what string, check func() string) {
+	t.Helper()
+	start, last := time.Now(), ""
+	for {
+		if last = check(); last == "" {
+			t.Logf("%s: after %s", what, time.Since(start).Round(100*time.Millisecond))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: not by the deadline; last seen: %s", what, last)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

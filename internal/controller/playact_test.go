@@ -1,0 +1,86 @@
+package controller_test
+
+import (
+	"context"
+	"maps"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"knative.dev/pkg/apis"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// finishJob plays the Job controller and the kubelet: a pod of the Job whose
+// kaniko container terminated with the exit code and message, and the Job's
+// terminal conditions, as Kubernetes writes them.
+func finishJob(ctx context.Context, t *testing.T, c client.Client, job *batchv1.Job, exitCode int32, message string) {
+	t.Helper()
+	lbls := maps.Clone(job.Spec.Template.Labels)
+	lbls["batch.kubernetes.io/job-name"] = job.Name
+	lbls["job-name"] = job.Name
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, GenerateName: job.Name + "-", Labels: lbls},
+		Spec:       job.Spec.Template.Spec,
+	}
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	now := metav1.Now()
+	phase := corev1.PodSucceeded
+	if exitCode != 0 {
+		phase = corev1.PodFailed
+	}
+	pod.Status = corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: "kaniko", Image: job.Spec.Template.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Message: message, StartedAt: now, FinishedAt: now}},
+	}}}
+	if err := c.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	start := metav1.NewTime(now.Add(-time.Minute))
+	job.Status.StartTime = &start
+	if exitCode == 0 {
+		job.Status.Succeeded = 1
+		job.Status.CompletionTime = &now
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
+		}
+	} else {
+		job.Status.Failed = 1
+		job.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastProbeTime: now, LastTransitionTime: now},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastProbeTime: now, LastTransitionTime: now},
+		}
+	}
+	if err := c.Status().Update(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// markServiceReady plays Knative Serving: the Service is Ready at its URL.
+func markServiceReady(ctx context.Context, t *testing.T, c client.Client, svc *servingv1.Service) string {
+	t.Helper()
+	url := "http://" + svc.Name + "." + svc.Namespace + ".example.com"
+	u, err := apis.ParseURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Status.ObservedGeneration = svc.Generation
+	svc.Status.URL = u
+	svc.Status.Address = &duckv1.Addressable{URL: u}
+	svc.Status.LatestReadyRevisionName = svc.Name + "-00001"
+	svc.Status.LatestCreatedRevisionName = svc.Name + "-00001"
+	svc.Status.Conditions = duckv1.Conditions{
+		{Type: apis.ConditionReady, Status: corev1.ConditionTrue, LastTransitionTime: apis.VolatileTime{Inner: metav1.Now()}},
+	}
+	if err := c.Status().Update(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	return url
+}

@@ -1,0 +1,114 @@
+package workload
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+const (
+	errGetTargetAgent = "cannot get the LambdaAgent a forward targets"
+	errGetBroker      = "cannot get the Broker a forward targets"
+)
+
+// An agentClient acts on one LambdaAgent's objects in its target cluster.
+type agentClient struct {
+	deployer
+	// local reads LambdaAgents, which live beside this one in the
+	// provider's cluster.
+	local client.Reader
+
+	desired []client.Object
+}
+
+// Observe renders the agent, with the addresses of the Brokers its forwards
+// and its own replies go to, and compares what is deployed with it.
+func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (managed.ExternalObservation, error) {
+	spec := mg.Spec.ForProvider
+	addrs, err := c.addresses(ctx, mg)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	objs, err := render.Agent(render.AgentInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Observed: render.Observed{ForwardAddresses: addrs}})
+	if err != nil {
+		mg.SetConditions(notReady(mg, ReasonInvalid, err.Error()))
+		return managed.ExternalObservation{}, errors.Wrap(err, errRender)
+	}
+	c.desired = objs.All()
+	st, err := c.observe(ctx, c.desired)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	return c.deployed(mg, &mg.Status.AtProvider, objs, st), nil
+}
+
+// addresses reads the address of every Broker the agent sends events to:
+// its own (for replies) and its forwards' targets. A Broker without an
+// address yet is left out; render says what waits for it.
+func (c *agentClient) addresses(ctx context.Context, mg *v1alpha1.LambdaAgent) (map[string]string, error) {
+	e := mg.Spec.ForProvider.Eventing
+	if e == nil {
+		return nil, nil
+	}
+	targets := map[string]string{"broker/" + render.BrokerName(e.Broker): render.BrokerName(e.Broker)}
+	for _, f := range e.Forwards {
+		switch t := f.Target; {
+		case t.Broker != nil:
+			targets[render.ForwardTargetKey(t)] = string(*t.Broker)
+		case t.Agent != nil:
+			a := &v1alpha1.LambdaAgent{}
+			if err := c.local.Get(ctx, types.NamespacedName{Namespace: mg.Namespace, Name: string(*t.Agent)}, a); err != nil {
+				if client.IgnoreNotFound(err) != nil {
+					return nil, errors.Wrap(err, errGetTargetAgent)
+				}
+				continue
+			}
+			var b *v1alpha1.Broker
+			if a.Spec.ForProvider.Eventing != nil {
+				b = a.Spec.ForProvider.Eventing.Broker
+			}
+			targets[render.ForwardTargetKey(t)] = render.BrokerName(b)
+		}
+	}
+	addrs := map[string]string{}
+	for key, name := range targets {
+		b := &eventingv1.Broker{}
+		if err := c.kube.Get(ctx, types.NamespacedName{Namespace: mg.Namespace, Name: name}, b); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return nil, errors.Wrap(err, errGetBroker)
+			}
+			continue
+		}
+		if a := brokerAddress(b); a != "" {
+			addrs[key] = a
+		}
+	}
+	return addrs, nil
+}
+
+// Create applies what Observe rendered.
+func (c *agentClient) Create(ctx context.Context, _ *v1alpha1.LambdaAgent) (managed.ExternalCreation, error) {
+	return managed.ExternalCreation{}, c.apply(ctx, c.desired, true)
+}
+
+// Update applies what Observe rendered.
+func (c *agentClient) Update(ctx context.Context, _ *v1alpha1.LambdaAgent) (managed.ExternalUpdate, error) {
+	return managed.ExternalUpdate{}, c.apply(ctx, c.desired, true)
+}
+
+// Delete removes every object of the agent.
+func (c *agentClient) Delete(ctx context.Context, _ *v1alpha1.LambdaAgent) (managed.ExternalDelete, error) {
+	_, err := c.remove(ctx)
+	return managed.ExternalDelete{}, err
+}
+
+// Disconnect does nothing: target clients are cached.
+func (c *agentClient) Disconnect(context.Context) error { return nil }

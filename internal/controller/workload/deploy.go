@@ -1,0 +1,239 @@
+package workload
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+const (
+	errFmtGet     = "cannot get %s"
+	errFmtApply   = "cannot apply %s"
+	errFmtList    = "cannot list %ss"
+	errFmtDelete  = "cannot delete %s"
+	errFmtConvert = "cannot convert %s for apply"
+	errFmtNotOurs = "the Broker %s exists and was not created by this provider: set eventing.broker.create to false to use it"
+)
+
+// fieldManagerPrefix starts the field manager of every resource.
+const fieldManagerPrefix = "provider-knative-lambda/"
+
+// ownedKinds are the kinds of object a resource may own. Jobs and
+// ConfigMaps are its builds.
+var ownedKinds = []struct {
+	kind  string
+	list  func() client.ObjectList
+	build bool
+}{
+	{kind: "Service", list: func() client.ObjectList { return &servingv1.ServiceList{} }},
+	{kind: "Broker", list: func() client.ObjectList { return &eventingv1.BrokerList{} }},
+	{kind: "Trigger", list: func() client.ObjectList { return &eventingv1.TriggerList{} }},
+	{kind: "Job", list: func() client.ObjectList { return &batchv1.JobList{} }, build: true},
+	{kind: "ConfigMap", list: func() client.ObjectList { return &corev1.ConfigMapList{} }, build: true},
+}
+
+// A deployer keeps one resource's objects in a target cluster as render
+// wants them.
+type deployer struct {
+	kube                  client.Client
+	kind, namespace, name string
+}
+
+// fieldManager is the resource's own: each resource owns exactly the fields
+// it applies.
+func (d deployer) fieldManager() string {
+	return fieldManagerPrefix + d.kind + "/" + d.namespace + "/" + d.name
+}
+
+// An owned object is one of the resource's objects in the target cluster.
+type owned struct {
+	obj   client.Object
+	build bool
+}
+
+// A liveState is what observe found.
+type liveState struct {
+	// exists is true when any object of the resource exists.
+	exists bool
+	// upToDate is true when every desired object holds what render wants
+	// and nothing but builds is left over.
+	upToDate bool
+	// differences say what is not up to date, one line each.
+	differences []string
+	// objects are the resource's objects, by "Kind/name".
+	objects map[string]owned
+}
+
+func key(o client.Object) string {
+	return o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName()
+}
+
+// observe reads the resource's objects, found by its labels, and compares the
+// desired ones with them on the fields render sets.
+func (d deployer) observe(ctx context.Context, desired []client.Object) (liveState, error) {
+	st := liveState{upToDate: true, objects: map[string]owned{}}
+	for _, k := range ownedKinds {
+		l := k.list()
+		if err := d.kube.List(ctx, l, client.InNamespace(d.namespace), client.MatchingLabels{
+			render.LabelKind: d.kind, render.LabelResource: d.name, render.LabelManagedBy: render.ManagedBy,
+		}); err != nil {
+			return st, errors.Wrapf(err, errFmtList, k.kind)
+		}
+		items, err := apimeta.ExtractList(l)
+		if err != nil {
+			return st, errors.Wrapf(err, errFmtList, k.kind)
+		}
+		for _, item := range items {
+			o := item.(client.Object) //nolint:forcetypeassert // Items of these lists are objects.
+			st.objects[k.kind+"/"+o.GetName()] = owned{obj: o, build: k.build}
+		}
+	}
+	st.exists = len(st.objects) > 0
+	for _, o := range desired {
+		live, err := d.live(ctx, o, st)
+		if err != nil {
+			return st, err
+		}
+		if live == nil {
+			st.differences = append(st.differences, key(o)+": missing")
+			continue
+		}
+		if m := diff.Missing(applied(o), live); len(m) > 0 {
+			st.differences = append(st.differences, key(o)+": "+m[0])
+		}
+	}
+	want := map[string]bool{}
+	for _, o := range desired {
+		want[key(o)] = true
+	}
+	for k, o := range st.objects {
+		if !want[k] && !o.build {
+			st.differences = append(st.differences, k+": left over")
+		}
+	}
+	slices.Sort(st.differences)
+	st.upToDate = len(st.differences) == 0
+	return st, nil
+}
+
+// live finds the live copy of a desired object: one of the resource's own,
+// or a Broker of the namespace that someone else created.
+func (d deployer) live(ctx context.Context, o client.Object, st liveState) (client.Object, error) {
+	if l, ok := st.objects[key(o)]; ok {
+		return l.obj, nil
+	}
+	if _, isBroker := o.(*eventingv1.Broker); !isBroker {
+		return nil, nil
+	}
+	b := &eventingv1.Broker{}
+	if err := d.kube.Get(ctx, client.ObjectKeyFromObject(o), b); err != nil {
+		return nil, errors.Wrapf(client.IgnoreNotFound(err), errFmtGet, key(o))
+	}
+	return b, nil
+}
+
+// apply server-side applies the desired objects. With prune it also deletes
+// the resource's objects that are no longer desired, builds excepted; a
+// build starts without prune, so the Service keeps serving meanwhile. It never
+// takes over a Broker that it did not create.
+func (d deployer) apply(ctx context.Context, desired []client.Object, prune bool) error {
+	st, err := d.observe(ctx, desired)
+	if err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, o := range desired {
+		want[key(o)] = true
+		if _, isBroker := o.(*eventingv1.Broker); isBroker {
+			live, err := d.live(ctx, o, st)
+			if err != nil {
+				return err
+			}
+			if live != nil && live.GetLabels()[render.LabelManagedBy] != render.ManagedBy {
+				return errors.Errorf(errFmtNotOurs, o.GetName())
+			}
+		}
+		u := &unstructured.Unstructured{Object: applied(o)}
+		if u.Object == nil {
+			return errors.Errorf(errFmtConvert, key(o))
+		}
+		if err := d.kube.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(d.fieldManager()), client.ForceOwnership); err != nil {
+			return errors.Wrapf(err, errFmtApply, key(o))
+		}
+	}
+	for k, o := range st.objects {
+		if !prune || want[k] || o.build {
+			continue
+		}
+		if err := d.kube.Delete(ctx, o.obj); client.IgnoreNotFound(err) != nil {
+			return errors.Wrapf(err, errFmtDelete, k)
+		}
+	}
+	return nil
+}
+
+// remove deletes every object of the resource. A Broker it created goes only
+// once no Trigger of another resource uses it.
+func (d deployer) remove(ctx context.Context) (gone bool, err error) {
+	st, err := d.observe(ctx, nil)
+	if err != nil {
+		return false, err
+	}
+	for k, o := range st.objects {
+		if kind, name, _ := strings.Cut(k, "/"); kind == "Broker" {
+			used, err := d.brokerInUse(ctx, name)
+			if err != nil {
+				return false, err
+			}
+			if used {
+				continue
+			}
+		}
+		if err := d.kube.Delete(ctx, o.obj, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
+			return false, errors.Wrapf(err, errFmtDelete, k)
+		}
+	}
+	return len(st.objects) == 0, nil
+}
+
+// brokerInUse is true when a Trigger of another resource uses the Broker.
+func (d deployer) brokerInUse(ctx context.Context, broker string) (bool, error) {
+	l := &eventingv1.TriggerList{}
+	if err := d.kube.List(ctx, l, client.InNamespace(d.namespace)); err != nil {
+		return false, errors.Wrapf(err, errFmtList, "Trigger")
+	}
+	for _, t := range l.Items {
+		if t.Spec.Broker == broker && !(t.Labels[render.LabelKind] == d.kind && t.Labels[render.LabelResource] == d.name) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// applied is what an apply of o sets: o without status or the empty creation
+// timestamps Go's types marshal.
+func applied(o client.Object) map[string]any {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		return nil
+	}
+	delete(u, "status")
+	unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u, "spec", "template", "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u, "spec", "jobTemplate", "metadata", "creationTimestamp")
+	return u
+}

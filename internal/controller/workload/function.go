@@ -1,0 +1,133 @@
+package workload
+
+import (
+	"context"
+	"fmt"
+
+	batchv1 "k8s.io/api/batch/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+const (
+	errRender        = "cannot render the desired objects"
+	errGetJob        = "cannot get the build Job"
+	errBuildOutcome  = "cannot read the outcome of the build"
+	errSourceNotYet  = "git and S3 sources are not supported by this provider build yet: use an inline or image source"
+	msgFmtBuilding   = "building %s in Job %s"
+	msgFmtBuildFails = "build %s failed: %s"
+)
+
+// A functionClient acts on one LambdaFunction's objects in its target
+// cluster.
+type functionClient struct {
+	deployer
+	defaults render.Defaults
+
+	// desired is what the reconcile's Observe rendered, for its Create or
+	// Update: both act on exactly what Observe compared. prune is false
+	// while a build starts.
+	desired []client.Object
+	prune   bool
+}
+
+// Observe renders the function, follows its build, and compares what is
+// deployed with what render wants.
+func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunction) (managed.ExternalObservation, error) {
+	spec := mg.Spec.ForProvider
+	if spec.Source.Git != nil || spec.Source.S3 != nil {
+		mg.SetConditions(notReady(mg, ReasonInvalid, errSourceNotYet))
+		return managed.ExternalObservation{}, errors.New(errSourceNotYet)
+	}
+	at := &mg.Status.AtProvider
+	in := render.FunctionInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults}
+	if b := at.Build; b != nil && b.Digest != "" {
+		in.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
+	}
+	objs, err := render.Function(in)
+	if err != nil {
+		mg.SetConditions(notReady(mg, ReasonInvalid, err.Error()))
+		return managed.ExternalObservation{}, errors.Wrap(err, errRender)
+	}
+
+	if objs.BuildJob != nil {
+		job := &batchv1.Job{}
+		err := c.kube.Get(ctx, client.ObjectKeyFromObject(objs.BuildJob), job)
+		if kerrors.IsNotFound(err) {
+			// This identity was never built: Create or Update starts its
+			// build, and the Service keeps its last image meanwhile.
+			c.desired = []client.Object{objs.BuildContext, objs.BuildJob}
+			if objs.Broker != nil {
+				c.desired = append(c.desired, objs.Broker)
+			}
+			st, err := c.observe(ctx, nil)
+			if err != nil {
+				return managed.ExternalObservation{}, err
+			}
+			at.Phase = v1alpha1.PhasePending
+			at.Build = &v1alpha1.BuildObservation{Identity: objs.BuildIdentity, JobName: objs.BuildJob.Name}
+			mg.SetConditions(notReady(mg, ReasonBuilding, "starting build "+objs.BuildJob.Name))
+			return managed.ExternalObservation{ResourceExists: st.exists, ResourceUpToDate: false}, nil
+		}
+		if err != nil {
+			return managed.ExternalObservation{}, errors.Wrap(err, errGetJob)
+		}
+		o, err := outcome(ctx, c.kube, job)
+		if err != nil {
+			return managed.ExternalObservation{}, errors.Wrap(err, errBuildOutcome)
+		}
+		at.Build = &v1alpha1.BuildObservation{
+			Identity: objs.BuildIdentity, JobName: job.Name,
+			StartedAt: job.Status.StartTime, CompletedAt: job.Status.CompletionTime,
+			Message: o.message, Digest: o.digest,
+		}
+		switch {
+		case o.failed:
+			// Nothing is retried and nothing deployed changes until the
+			// code, runtime or build settings do.
+			at.Phase = v1alpha1.PhaseFailed
+			mg.SetConditions(notReady(mg, ReasonBuildFailed, fmt.Sprintf(msgFmtBuildFails, job.Name, o.message)))
+			return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+		case !o.done:
+			at.Phase = v1alpha1.PhaseBuilding
+			mg.SetConditions(notReady(mg, ReasonBuilding, fmt.Sprintf(msgFmtBuilding, objs.Image, job.Name)))
+			return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+		}
+		in.Observed.Build = &render.Build{Identity: objs.BuildIdentity, Digest: o.digest}
+		if objs, err = render.Function(in); err != nil {
+			return managed.ExternalObservation{}, errors.Wrap(err, errRender)
+		}
+	}
+
+	c.desired, c.prune = objs.All(), true
+	st, err := c.observe(ctx, c.desired)
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	return c.deployed(mg, &at.WorkloadObservation, objs, st), nil
+}
+
+// Create applies what Observe rendered: a build, or the deployed objects.
+func (c *functionClient) Create(ctx context.Context, _ *v1alpha1.LambdaFunction) (managed.ExternalCreation, error) {
+	return managed.ExternalCreation{}, c.apply(ctx, c.desired, c.prune)
+}
+
+// Update applies what Observe rendered.
+func (c *functionClient) Update(ctx context.Context, _ *v1alpha1.LambdaFunction) (managed.ExternalUpdate, error) {
+	return managed.ExternalUpdate{}, c.apply(ctx, c.desired, c.prune)
+}
+
+// Delete removes every object of the function.
+func (c *functionClient) Delete(ctx context.Context, _ *v1alpha1.LambdaFunction) (managed.ExternalDelete, error) {
+	_, err := c.remove(ctx)
+	return managed.ExternalDelete{}, err
+}
+
+// Disconnect does nothing: target clients are cached, not per reconcile.
+func (c *functionClient) Disconnect(context.Context) error { return nil }
