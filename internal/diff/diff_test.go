@@ -48,7 +48,7 @@ func TestMissing(t *testing.T) {
 			want:    []string{".args[1]: want --b, got --c"},
 		},
 		"TypedAgainstMap": {
-			reason:  "A typed struct compares with its JSON form.",
+			reason: "A typed struct compares with its JSON form.",
 			desired: struct {
 				Port int32 `json:"port"`
 			}{Port: 8080},
