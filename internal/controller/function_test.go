@@ -148,21 +148,19 @@ func TestFunctionLifecycle(t *testing.T) {
 	// At rest, the provider writes nothing, poll after poll. It did write to
 	// get here, so the counter is known to count.
 	time.Sleep(2 * testPoll)
-	before := p.writes.Load()
+	before := p.writes.in(ns)
 	if before == 0 {
 		t.Fatal("no write request was counted while creating the function; the count below would prove nothing")
 	}
 	time.Sleep(5 * testPoll)
-	if n := p.writes.Load() - before; n != 0 {
+	if n := p.writes.in(ns) - before; n != 0 {
 		t.Errorf("the provider made %d write requests over 5 polls of a resource at rest; want 0", n)
 	}
 
 	// A scaling change updates the Service and builds nothing.
-	get()
-	mg.Spec.ForProvider.Scaling.MaxReplicas = ptr[int32](9)
-	if err := c.Update(ctx, mg); err != nil {
-		t.Fatal(err)
-	}
+	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+		mg.Spec.ForProvider.Scaling.MaxReplicas = ptr[int32](9)
+	})
 	eventually(ctx, t, "the Service takes the new max-scale", func() string {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
 			return err.Error()
@@ -202,11 +200,9 @@ func TestFunctionLifecycle(t *testing.T) {
 
 	// A code change builds exactly once more, and the Service keeps its
 	// image until that build is done.
-	get()
-	mg.Spec.ForProvider.Source.Inline.Code = "def handler(event, context):\n    return {'v': 2}\n"
-	if err := c.Update(ctx, mg); err != nil {
-		t.Fatal(err)
-	}
+	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+		mg.Spec.ForProvider.Source.Inline.Code = "def handler(event, context):\n    return {'v': 2}\n"
+	})
 	eventually(ctx, t, "exactly one new Job", func() string {
 		if n := len(jobs(ctx, t, c, ns, "hello")); n != 2 {
 			return fmt.Sprintf("%d Jobs", n)

@@ -4,7 +4,8 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"sync/atomic"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -12,9 +13,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -24,6 +27,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
@@ -44,19 +48,37 @@ type provider struct {
 	// kube is the test's own client, which acts as the Job controller,
 	// Knative and the user.
 	kube client.Client
-	// writes counts the provider's write requests.
-	writes atomic.Int64
+	// writes counts the provider's write requests by namespace.
+	writes *writeCounter
+}
+
+// A writeCounter counts write requests by the namespace in their path, so a
+// test measures what concerns its own resources, not what other tests left.
+type writeCounter struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+// in is the number of writes so far to objects in a namespace.
+func (w *writeCounter) in(ns string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.n[ns]
 }
 
 // countingTransport counts requests that are not reads.
 type countingTransport struct {
 	next   http.RoundTripper
-	writes *atomic.Int64
+	writes *writeCounter
 }
 
 func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		c.writes.Add(1)
+		_, rest, _ := strings.Cut(r.URL.Path, "/namespaces/")
+		ns, _, _ := strings.Cut(rest, "/")
+		c.writes.mu.Lock()
+		c.writes.n[ns]++
+		c.writes.mu.Unlock()
 	}
 	return c.next.RoundTrip(r)
 }
@@ -64,7 +86,7 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // startProvider runs the provider's controllers until the test ends.
 func startProvider(t *testing.T) *provider {
 	t.Helper()
-	p := &provider{}
+	p := &provider{writes: &writeCounter{n: map[string]int{}}}
 	cfg := rest.CopyConfig(controlPlane.Config(t))
 	s, err := clients.ManagerScheme()
 	if err != nil {
@@ -73,12 +95,14 @@ func startProvider(t *testing.T) *provider {
 	if p.kube, err = client.New(cfg, client.Options{Scheme: s}); err != nil {
 		t.Fatal(err)
 	}
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, writes: &p.writes} })
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, writes: p.writes} })
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:    s,
 		NewClient: clients.NewManagerClient,
 		Cache:     cache.Options{ByObject: clients.CacheByObject()},
 		Metrics:   metricsserver.Options{BindAddress: "0"},
+		// Each test runs its own provider in this one process.
+		Controller: config.Controller{SkipNameValidation: ptr(true)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -141,3 +165,20 @@ func eventually(ctx context.Context, t *testing.T, what string, check func() str
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// updateFunction changes a LambdaFunction's spec as a user would: read,
+// change, write, and again if the provider wrote its status in between.
+func updateFunction(ctx context.Context, t *testing.T, c client.Client, key client.ObjectKey, change func(*v1alpha1.LambdaFunction)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		mg := &v1alpha1.LambdaFunction{}
+		if err := c.Get(ctx, key, mg); err != nil {
+			return err
+		}
+		change(mg)
+		return c.Update(ctx, mg)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
