@@ -94,7 +94,7 @@ func eventingOf(objs *render.Objects) *v1alpha1.EventingObservation {
 
 // brokerAddress is the address a Broker reports, or "" before it has one.
 func brokerAddress(b *eventingv1.Broker) string {
-	if b.Status.Address.URL == nil {
+	if b.Status.Address == nil || b.Status.Address.URL == nil {
 		return ""
 	}
 	return b.Status.Address.URL.String()

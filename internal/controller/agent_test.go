@@ -1,0 +1,194 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	"knative.dev/pkg/apis"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+)
+
+func newAgent(ns, name string, pc xpv2.ProviderConfigReference, eventing *v1alpha1.AgentEventing) *v1alpha1.LambdaAgent {
+	return &v1alpha1.LambdaAgent{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.LambdaAgentSpec{
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: &pc},
+			ForProvider: v1alpha1.LambdaAgentParameters{
+				Image:    v1alpha1.AgentImage{Repository: "ghcr.io/acme/agent", Tag: ptr(v1alpha1.ImageTag("v1"))},
+				AI:       v1alpha1.AI{Provider: v1alpha1.AIProviderOllama, Endpoint: ptr(v1alpha1.HTTPURL("http://ollama.ai:11434")), Model: "llama3.2:3b"},
+				Eventing: eventing,
+			},
+		},
+	}
+}
+
+// setBrokerAddress plays Knative Eventing: the Broker is Ready at an address.
+func setBrokerAddress(ctx context.Context, t *testing.T, c client.Client, ns, name string) string {
+	t.Helper()
+	b := &eventingv1.Broker{}
+	eventually(ctx, t, "Broker "+name+" exists", func() string {
+		return errString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, b))
+	})
+	addr := "http://broker-ingress.knative-eventing.svc.cluster.local/" + ns + "/" + name
+	u, err := apis.ParseURL(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Status.Address = &duckv1.Addressable{URL: u}
+	if err := c.Status().Update(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// TestAgentForwards checks that an agent's forward waits for the target
+// agent's Broker to report an address, then delivers there, and that the
+// agent is Ready only then.
+func TestAgentForwards(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p := startProvider(t)
+	c := p.kube
+	ns := newNamespace(ctx, t, c, "agents")
+	newProviderConfig(ctx, t, c, ns)
+	pc := xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "default"}
+	supervisor := newAgent(ns, "supervisor", pc, &v1alpha1.AgentEventing{Broker: &v1alpha1.Broker{Name: "supervisor", Create: true}})
+	support := newAgent(ns, "support", pc, &v1alpha1.AgentEventing{
+		Broker:        &v1alpha1.Broker{Name: "support", Create: true},
+		Subscriptions: []v1alpha1.Subscription{{Name: "tickets", EventType: "com.example.ticket.opened"}},
+		Forwards:      []v1alpha1.Forward{{Name: "escalations", EventTypes: []string{"com.example.ticket.escalated"}, Target: v1alpha1.ForwardTarget{Agent: ptr(v1alpha1.DNSLabel("supervisor"))}}},
+	})
+	for _, a := range []*v1alpha1.LambdaAgent{supervisor, support} {
+		if err := c.Create(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc := &servingv1.Service{}
+	eventually(ctx, t, "the agent's Service and subscription Trigger exist", func() string {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "support"}, svc); err != nil {
+			return err.Error()
+		}
+		return errString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "support-tickets"}, &eventingv1.Trigger{}))
+	})
+	if svc.Spec.Template.Annotations["autoscaling.knative.dev/min-scale"] != "1" {
+		t.Errorf("an agent is not kept warm: min-scale %q", svc.Spec.Template.Annotations["autoscaling.knative.dev/min-scale"])
+	}
+	markServiceReady(ctx, t, c, svc)
+	setBrokerAddress(ctx, t, c, ns, "support")
+	mg := &v1alpha1.LambdaAgent{}
+	eventually(ctx, t, "the agent waits for the supervisor's Broker", func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(support), mg); err != nil {
+			return err.Error()
+		}
+		if r := mg.GetCondition(xpv2.TypeReady); r.Reason != "Waiting" || !strings.Contains(r.Message, "forward escalations") {
+			return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
+		}
+		return ""
+	})
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "support-escalations-0"}, &eventingv1.Trigger{}); err == nil {
+		t.Error("a forward Trigger exists before its Broker has an address")
+	}
+
+	addr := setBrokerAddress(ctx, t, c, ns, "supervisor")
+	eventually(ctx, t, "the forward delivers to the supervisor's Broker address", func() string {
+		tr := &eventingv1.Trigger{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "support-escalations-0"}, tr); err != nil {
+			return err.Error()
+		}
+		if tr.Spec.Subscriber.URI == nil || tr.Spec.Subscriber.URI.String() != addr {
+			return fmt.Sprintf("subscriber %+v", tr.Spec.Subscriber)
+		}
+		return ""
+	})
+	eventually(ctx, t, "the agent is Ready", func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(support), mg); err != nil {
+			return err.Error()
+		}
+		if r := mg.GetCondition(xpv2.TypeReady); r.Status != corev1.ConditionTrue {
+			return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
+		}
+		return ""
+	})
+}
+
+// TestRemoteTarget checks that a ProviderConfig with a kubeconfig Secret
+// sends a resource's objects to that cluster: a second, real API server.
+func TestRemoteTarget(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	remote, err := local.StartWithAllCRDs(ctx, local.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer remote.Stop() //nolint:errcheck // Best effort at the end of a test.
+	kcPath := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := remote.WriteKubeconfig(kcPath); err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := os.ReadFile(kcPath) //nolint:gosec // The test's own file.
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := clients.TargetScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := client.New(remote.Config, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	p := startProvider(t)
+	c := p.kube
+	ns := newNamespace(ctx, t, c, "remote")
+	if err := rc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"}, Data: map[string][]byte{"kubeconfig": kubeconfig}}
+	pc := &v1alpha1.ProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"},
+		Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{
+			Source: v1alpha1.CredentialsSourceSecret, SecretRef: &v1alpha1.KeySelector{Name: "edge", Key: "kubeconfig"},
+		}},
+	}
+	agent := newAgent(ns, "edge-agent", xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "edge"}, nil)
+	for _, o := range []client.Object{secret, pc, agent} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc := &servingv1.Service{}
+	eventually(ctx, t, "the agent's Service exists in the remote cluster", func() string {
+		return errString(rc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge-agent"}, svc))
+	})
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge-agent"}, &servingv1.Service{}); err == nil {
+		t.Error("the agent's Service was also created in the provider's own cluster")
+	}
+	markServiceReady(ctx, t, rc, svc)
+	eventually(ctx, t, "the agent is Ready from the remote Service's status", func() string {
+		mg := &v1alpha1.LambdaAgent{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(agent), mg); err != nil {
+			return err.Error()
+		}
+		if r := mg.GetCondition(xpv2.TypeReady); r.Status != corev1.ConditionTrue || mg.Status.AtProvider.URL == "" {
+			return fmt.Sprintf("Ready %s %s %q, url %q", r.Status, r.Reason, r.Message, mg.Status.AtProvider.URL)
+		}
+		return ""
+	})
+}
