@@ -60,6 +60,16 @@ func TestBuildFailure(t *testing.T) {
 		}
 		return ""
 	})
+	mg.SetGroupVersionKind(v1alpha1.LambdaFunctionGroupVersionKind)
+	eventually(ctx, t, "a BuildFailed event", func() string {
+		if !eventReasons(ctx, t, c, mg)["BuildFailed"] {
+			return "none yet"
+		}
+		return ""
+	})
+	if metricValue(t, "lambda_builds_total", map[string]string{"outcome": "failed"}) < 1 {
+		t.Error("the failed build was not counted in lambda_builds_total")
+	}
 	time.Sleep(3 * testPoll)
 	if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
 		t.Fatal(err)

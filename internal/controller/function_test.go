@@ -145,6 +145,27 @@ func TestFunctionLifecycle(t *testing.T) {
 		return ""
 	})
 
+	// The function's events and the provider's metrics tell the same story.
+	mg.SetGroupVersionKind(v1alpha1.LambdaFunctionGroupVersionKind)
+	eventually(ctx, t, "events for the build and the Ready Service", func() string {
+		got := eventReasons(ctx, t, c, mg)
+		for _, r := range []string{"BuildStarted", "BuildSucceeded", "ServiceReady"} {
+			if !got[r] {
+				return fmt.Sprintf("no %s event among %v", r, got)
+			}
+		}
+		return ""
+	})
+	for name, lbls := range map[string]map[string]string{
+		"lambda_builds_total":           {"outcome": "succeeded"},
+		"lambda_build_duration_seconds": {"outcome": "succeeded"},
+		"lambda_time_to_ready_seconds":  {"kind": "LambdaFunction"},
+	} {
+		if metricValue(t, name, lbls) < 1 {
+			t.Errorf("metric %s%v recorded nothing", name, lbls)
+		}
+	}
+
 	// At rest, the provider writes nothing, poll after poll. It did write to
 	// get here, so the counter is known to count.
 	time.Sleep(2 * testPoll)

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
@@ -165,6 +166,48 @@ func eventually(ctx context.Context, t *testing.T, what string, check func() str
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// eventReasons lists the reasons of the events about an object.
+func eventReasons(ctx context.Context, t *testing.T, c client.Client, obj client.Object) map[string]bool {
+	t.Helper()
+	l := &corev1.EventList{}
+	if err := c.List(ctx, l, client.InNamespace(obj.GetNamespace())); err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]bool{}
+	for _, e := range l.Items {
+		if e.InvolvedObject.Name == obj.GetName() && e.InvolvedObject.Kind == obj.GetObjectKind().GroupVersionKind().Kind {
+			reasons[e.Reason] = true
+		}
+	}
+	return reasons
+}
+
+// metricValue sums a counter or histogram count of the provider's metrics
+// registry over the series whose labels include the given ones.
+func metricValue(t *testing.T, name string, lbls map[string]string) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := 0.0
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if v, ok := lbls[l.GetName()]; ok && v != l.GetValue() {
+					continue series
+				}
+			}
+			sum += m.GetCounter().GetValue() + float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return sum
+}
 
 // updateFunction changes a LambdaFunction's spec as a user would: read,
 // change, write, and again if the provider wrote its status in between.

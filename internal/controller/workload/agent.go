@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -24,7 +25,8 @@ type agentClient struct {
 	deployer
 	// local reads LambdaAgents, which live beside this one in the
 	// provider's cluster.
-	local client.Reader
+	local  client.Reader
+	record event.Recorder
 
 	desired []client.Object
 }
@@ -47,7 +49,10 @@ func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (ma
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	return c.deployed(mg, &mg.Status.AtProvider, objs, st), nil
+	was := mg.Status.AtProvider.Phase
+	obs := c.deployed(mg, &mg.Status.AtProvider, objs, st)
+	readyTransition(c.record, mg, was, mg.Status.AtProvider.Phase, mg.Status.AtProvider.URL)
+	return obs, nil
 }
 
 // addresses reads the address of every Broker the agent sends events to:

@@ -3,12 +3,14 @@ package workload
 import (
 	"context"
 	"fmt"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -29,6 +31,7 @@ const (
 type functionClient struct {
 	deployer
 	defaults render.Defaults
+	record   event.Recorder
 
 	// desired is what the reconcile's Observe rendered, for its Create or
 	// Update: both act on exactly what Observe compared. prune is false
@@ -46,6 +49,11 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 		return managed.ExternalObservation{}, errors.New(errSourceNotYet)
 	}
 	at := &mg.Status.AtProvider
+	was := transitionState{phase: at.Phase}
+	if at.Build != nil {
+		was.digest = at.Build.Digest
+	}
+	defer func() { c.transitions(mg, was) }()
 	in := render.FunctionInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults}
 	if b := at.Build; b != nil && b.Digest != "" {
 		in.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
@@ -114,13 +122,57 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 }
 
 // Create applies what Observe rendered: a build, or the deployed objects.
-func (c *functionClient) Create(ctx context.Context, _ *v1alpha1.LambdaFunction) (managed.ExternalCreation, error) {
-	return managed.ExternalCreation{}, c.apply(ctx, c.desired, c.prune)
+func (c *functionClient) Create(ctx context.Context, mg *v1alpha1.LambdaFunction) (managed.ExternalCreation, error) {
+	return managed.ExternalCreation{}, c.applyDesired(ctx, mg)
 }
 
 // Update applies what Observe rendered.
-func (c *functionClient) Update(ctx context.Context, _ *v1alpha1.LambdaFunction) (managed.ExternalUpdate, error) {
-	return managed.ExternalUpdate{}, c.apply(ctx, c.desired, c.prune)
+func (c *functionClient) Update(ctx context.Context, mg *v1alpha1.LambdaFunction) (managed.ExternalUpdate, error) {
+	return managed.ExternalUpdate{}, c.applyDesired(ctx, mg)
+}
+
+// applyDesired applies what Observe rendered and says when that starts a
+// build.
+func (c *functionClient) applyDesired(ctx context.Context, mg *v1alpha1.LambdaFunction) error {
+	if err := c.apply(ctx, c.desired, c.prune); err != nil {
+		return err
+	}
+	for _, o := range c.desired {
+		if j, ok := o.(*batchv1.Job); ok {
+			c.record.Event(mg, event.Normal(reasonBuildStarted, "started build "+j.Name))
+		}
+	}
+	return nil
+}
+
+// A transitionState is what a function's status said before an Observe.
+type transitionState struct {
+	phase  v1alpha1.Phase
+	digest string
+}
+
+// transitions records events and metrics for what an Observe changed.
+// They follow the status, so a restarted provider does not count twice.
+func (c *functionClient) transitions(mg *v1alpha1.LambdaFunction, was transitionState) {
+	at := mg.Status.AtProvider
+	b := at.Build
+	if b != nil && b.Digest != "" && b.Digest != was.digest {
+		recordBuild(outcomeSucceeded, took(b))
+		c.record.Event(mg, event.Normal(reasonBuildSucceeded, fmt.Sprintf("build %s pushed %s", b.JobName, b.Digest)))
+	}
+	if at.Phase == v1alpha1.PhaseFailed && was.phase != v1alpha1.PhaseFailed && b != nil {
+		recordBuild(outcomeFailed, took(b))
+		c.record.Event(mg, event.Warning(reasonBuildFailed, errors.Errorf(msgFmtBuildFails, b.JobName, b.Message)))
+	}
+	readyTransition(c.record, mg, was.phase, at.Phase, at.URL)
+}
+
+// took is how long a finished build ran.
+func took(b *v1alpha1.BuildObservation) time.Duration {
+	if b.StartedAt == nil || b.CompletedAt == nil {
+		return 0
+	}
+	return b.CompletedAt.Sub(b.StartedAt.Time)
 }
 
 // Delete removes every object of the function.

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +12,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
@@ -26,6 +28,26 @@ const (
 	ReasonWaiting     xpv2.ConditionReason = "Waiting"
 	ReasonInvalid     xpv2.ConditionReason = "InvalidSpec"
 )
+
+// Reasons of the events a resource gets.
+const (
+	reasonBuildStarted   event.Reason = "BuildStarted"
+	reasonBuildSucceeded event.Reason = "BuildSucceeded"
+	reasonBuildFailed    event.Reason = "BuildFailed"
+	reasonReady          event.Reason = "ServiceReady"
+)
+
+// readyTransition records the event and the time to Ready of a resource
+// that has just become Ready.
+func readyTransition(record event.Recorder, mg resource.Managed, was, now v1alpha1.Phase, url string) {
+	if now != v1alpha1.PhaseReady || was == v1alpha1.PhaseReady {
+		return
+	}
+	record.Event(mg, event.Normal(reasonReady, "serving at "+url))
+	if was == "" || was == v1alpha1.PhasePending || was == v1alpha1.PhaseBuilding || was == v1alpha1.PhaseDeploying {
+		timeToReady.WithLabelValues(mg.GetObjectKind().GroupVersionKind().Kind).Observe(time.Since(mg.GetCreationTimestamp().Time).Seconds())
+	}
+}
 
 // ConnectionDetailURL is the connection detail that carries the URL.
 const ConnectionDetailURL = "url"

@@ -40,7 +40,7 @@ type Kind[T resource.ModernManaged] struct {
 	New     func() T
 	NewList func() resource.ManagedList
 	// external makes the kind's external client for one reconcile.
-	external func(d deployer, defaults render.Defaults, local client.Reader) managed.TypedExternalClient[T]
+	external func(d deployer, defaults render.Defaults, local client.Reader, record event.Recorder) managed.TypedExternalClient[T]
 	// busy is true while a resource builds or deploys.
 	busy func(T) bool
 }
@@ -51,8 +51,8 @@ var (
 		GVK:     v1alpha1.LambdaFunctionGroupVersionKind,
 		New:     func() *v1alpha1.LambdaFunction { return &v1alpha1.LambdaFunction{} },
 		NewList: func() resource.ManagedList { return &v1alpha1.LambdaFunctionList{} },
-		external: func(d deployer, defaults render.Defaults, _ client.Reader) managed.TypedExternalClient[*v1alpha1.LambdaFunction] {
-			return &functionClient{deployer: d, defaults: defaults}
+		external: func(d deployer, defaults render.Defaults, _ client.Reader, record event.Recorder) managed.TypedExternalClient[*v1alpha1.LambdaFunction] {
+			return &functionClient{deployer: d, defaults: defaults, record: record}
 		},
 		busy: func(mg *v1alpha1.LambdaFunction) bool { return busy(mg.Status.AtProvider.Phase) },
 	}
@@ -60,8 +60,8 @@ var (
 		GVK:     v1alpha1.LambdaAgentGroupVersionKind,
 		New:     func() *v1alpha1.LambdaAgent { return &v1alpha1.LambdaAgent{} },
 		NewList: func() resource.ManagedList { return &v1alpha1.LambdaAgentList{} },
-		external: func(d deployer, _ render.Defaults, local client.Reader) managed.TypedExternalClient[*v1alpha1.LambdaAgent] {
-			return &agentClient{deployer: d, local: local}
+		external: func(d deployer, _ render.Defaults, local client.Reader, record event.Recorder) managed.TypedExternalClient[*v1alpha1.LambdaAgent] {
+			return &agentClient{deployer: d, local: local, record: record}
 		},
 		busy: func(mg *v1alpha1.LambdaAgent) bool { return busy(mg.Status.AtProvider.Phase) },
 	}
@@ -76,6 +76,7 @@ func busy(p v1alpha1.Phase) bool {
 type connector[T resource.ModernManaged] struct {
 	kind    Kind[T]
 	local   client.Client
+	record  event.Recorder
 	usage   *resource.ProviderConfigUsageTracker
 	targets *clients.Cache
 }
@@ -95,21 +96,23 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 		return nil, errors.Wrap(err, errTarget)
 	}
 	d := deployer{kube: kube, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()}
-	return c.kind.external(d, cfg.Defaults, c.local), nil
+	return c.kind.external(d, cfg.Defaults, c.local, c.record), nil
 }
 
 // Setup adds a controller that reconciles one kind of managed resource.
 func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, targets *clients.Cache, k Kind[T]) error {
 	name := managed.ControllerName(k.GVK.GroupKind().String())
+	record := event.NewAPIRecorder(mgr.GetEventRecorderFor(name))
 	opts := []managed.ReconcilerOption{
 		managed.WithTypedExternalConnector[T](&connector[T]{
 			kind:    k,
 			local:   mgr.GetClient(),
+			record:  record,
 			usage:   resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 			targets: targets,
 		}),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
-		managed.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name))),
+		managed.WithRecorder(record),
 		managed.WithPollInterval(o.PollInterval),
 		managed.WithPollIntervalHook(func(mg resource.Managed, poll time.Duration) time.Duration {
 			if t, ok := mg.(T); ok && k.busy(t) && busyPollInterval < poll {
