@@ -29,6 +29,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
+	"github.com/knative-lambda/provider-knative-lambda/internal/controller/workload"
 )
 
 func main() {
@@ -95,7 +96,7 @@ func main() {
 	}
 
 	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
-	kingpin.FatalIfError(lambdacontroller.SetupGated(mgr, o), "Cannot set up the controllers")
+	kingpin.FatalIfError(lambdacontroller.SetupGated(mgr, o, workload.DefaultDependencies(mgr)), "Cannot set up the controllers")
 	log.Info("Starting", "sync", syncInterval.String(), "poll", pollInterval.String(), "max-reconcile-rate", *maxReconcileRate)
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start the controller manager")
 }

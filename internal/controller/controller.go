@@ -6,23 +6,21 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 
-	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/config"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/workload"
 )
 
 // SetupGated adds every controller; each starts once its CRDs exist, so the
-// provider can start before Crossplane (with safe-start) installs them.
-// Target clusters are reached through one client cache.
-func SetupGated(mgr ctrl.Manager, o controller.Options) error {
-	targets := clients.NewCache(mgr.GetClient(), clients.NewTargetClient)
+// provider can start before Crossplane (with safe-start) installs them. The
+// managed resource controllers share deps.
+func SetupGated(mgr ctrl.Manager, o controller.Options, deps workload.Dependencies) error {
 	for _, setup := range []func(ctrl.Manager, controller.Options) error{
 		config.SetupGated,
 		func(m ctrl.Manager, o controller.Options) error {
-			return workload.SetupGated(m, o, targets, workload.LambdaFunction)
+			return workload.SetupGated(m, o, deps, workload.LambdaFunction)
 		},
 		func(m ctrl.Manager, o controller.Options) error {
-			return workload.SetupGated(m, o, targets, workload.LambdaAgent)
+			return workload.SetupGated(m, o, deps, workload.LambdaAgent)
 		},
 	} {
 		if err := setup(mgr, o); err != nil {

@@ -32,6 +32,8 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
+	"github.com/knative-lambda/provider-knative-lambda/internal/controller/workload"
+	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
 var controlPlane local.Shared
@@ -51,6 +53,8 @@ type provider struct {
 	kube client.Client
 	// writes counts the provider's write requests by namespace.
 	writes *writeCounter
+	// git replaces the provider's git resolver, if set.
+	git *source.GitResolver
 }
 
 // A writeCounter counts write requests by the namespace in their path, so a
@@ -84,10 +88,14 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(r)
 }
 
-// startProvider runs the provider's controllers until the test ends.
-func startProvider(t *testing.T) *provider {
+// startProvider runs the provider's controllers until the test ends. A
+// test that serves git itself passes the resolver that reaches it.
+func startProvider(t *testing.T, git ...*source.GitResolver) *provider {
 	t.Helper()
 	p := &provider{writes: &writeCounter{n: map[string]int{}}}
+	if len(git) > 0 {
+		p.git = git[0]
+	}
 	cfg := rest.CopyConfig(controlPlane.Config(t))
 	s, err := clients.ManagerScheme()
 	if err != nil {
@@ -119,7 +127,11 @@ func startProvider(t *testing.T) *provider {
 	if err := customresourcesgate.Setup(mgr, o); err != nil {
 		t.Fatal(err)
 	}
-	if err := lambdacontroller.SetupGated(mgr, o); err != nil {
+	deps := workload.DefaultDependencies(mgr)
+	if p.git != nil {
+		deps.Git = p.git
+	}
+	if err := lambdacontroller.SetupGated(mgr, o, deps); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -8,7 +8,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -22,11 +21,7 @@ const (
 
 // An agentClient acts on one LambdaAgent's objects in its target cluster.
 type agentClient struct {
-	deployer
-	// local reads LambdaAgents, which live beside this one in the
-	// provider's cluster.
-	local  client.Reader
-	record event.Recorder
+	connection
 
 	desired []client.Object
 }

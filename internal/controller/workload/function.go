@@ -6,7 +6,9 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -15,13 +17,15 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
 const (
 	errRender        = "cannot render the desired objects"
 	errGetJob        = "cannot get the build Job"
 	errBuildOutcome  = "cannot read the outcome of the build"
-	errSourceNotYet  = "git and S3 sources are not supported by this provider build yet: use an inline or image source"
+	errSourceNotYet  = "S3 sources are not supported by this provider build yet: use an inline, git or image source"
+	errFmtGitSecret  = "cannot read the git credentials Secret %s"
 	msgFmtBuilding   = "building %s in Job %s"
 	msgFmtBuildFails = "build %s failed: %s"
 )
@@ -29,9 +33,7 @@ const (
 // A functionClient acts on one LambdaFunction's objects in its target
 // cluster.
 type functionClient struct {
-	deployer
-	defaults render.Defaults
-	record   event.Recorder
+	connection
 
 	// desired is what the reconcile's Observe rendered, for its Create or
 	// Update: both act on exactly what Observe compared. prune is false
@@ -44,7 +46,7 @@ type functionClient struct {
 // deployed with what render wants.
 func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunction) (managed.ExternalObservation, error) {
 	spec := mg.Spec.ForProvider
-	if spec.Source.Git != nil || spec.Source.S3 != nil {
+	if spec.Source.S3 != nil {
 		mg.SetConditions(notReady(mg, ReasonInvalid, errSourceNotYet))
 		return managed.ExternalObservation{}, errors.New(errSourceNotYet)
 	}
@@ -57,6 +59,14 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 	in := render.FunctionInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults}
 	if b := at.Build; b != nil && b.Digest != "" {
 		in.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
+	}
+	if g := spec.Source.Git; g != nil {
+		commit, err := c.resolveGit(ctx, g)
+		if err != nil {
+			mg.SetConditions(notReady(mg, ReasonSourceUnresolved, err.Error()))
+			return managed.ExternalObservation{}, err
+		}
+		in.Observed.SourceIdentity = commit
 	}
 	objs, err := render.Function(in)
 	if err != nil {
@@ -119,6 +129,23 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 		return managed.ExternalObservation{}, err
 	}
 	return c.deployed(mg, &at.WorkloadObservation, objs, st), nil
+}
+
+// resolveGit resolves a git source's ref to its commit, with the username
+// and password of its Secret, which lives beside the build in the target
+// namespace.
+func (c *functionClient) resolveGit(ctx context.Context, g *v1alpha1.GitSource) (string, error) {
+	var creds *source.Credentials
+	if g.SecretRef != nil {
+		s := &corev1.Secret{}
+		if err := c.kube.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: string(g.SecretRef.Name)}, s); err != nil {
+			return "", errors.Wrapf(err, errFmtGitSecret, g.SecretRef.Name)
+		}
+		if u, ok := s.Data["username"]; ok {
+			creds = &source.Credentials{Username: string(u), Password: string(s.Data["password"])}
+		}
+	}
+	return c.git.Resolve(ctx, g.URL, g.Ref, creds)
 }
 
 // Create applies what Observe rendered: a build, or the deployed objects.

@@ -27,6 +27,8 @@ const (
 	ReasonDeploying   xpv2.ConditionReason = "Deploying"
 	ReasonWaiting     xpv2.ConditionReason = "Waiting"
 	ReasonInvalid     xpv2.ConditionReason = "InvalidSpec"
+
+	ReasonSourceUnresolved xpv2.ConditionReason = "SourceUnresolved"
 )
 
 // Reasons of the events a resource gets.

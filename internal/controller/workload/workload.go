@@ -22,6 +22,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
 const (
@@ -40,7 +41,7 @@ type Kind[T resource.ModernManaged] struct {
 	New     func() T
 	NewList func() resource.ManagedList
 	// external makes the kind's external client for one reconcile.
-	external func(d deployer, defaults render.Defaults, local client.Reader, record event.Recorder) managed.TypedExternalClient[T]
+	external func(c connection) managed.TypedExternalClient[T]
 	// busy is true while a resource builds or deploys.
 	busy func(T) bool
 }
@@ -51,8 +52,8 @@ var (
 		GVK:     v1alpha1.LambdaFunctionGroupVersionKind,
 		New:     func() *v1alpha1.LambdaFunction { return &v1alpha1.LambdaFunction{} },
 		NewList: func() resource.ManagedList { return &v1alpha1.LambdaFunctionList{} },
-		external: func(d deployer, defaults render.Defaults, _ client.Reader, record event.Recorder) managed.TypedExternalClient[*v1alpha1.LambdaFunction] {
-			return &functionClient{deployer: d, defaults: defaults, record: record}
+		external: func(c connection) managed.TypedExternalClient[*v1alpha1.LambdaFunction] {
+			return &functionClient{connection: c}
 		},
 		busy: func(mg *v1alpha1.LambdaFunction) bool { return busy(mg.Status.AtProvider.Phase) },
 	}
@@ -60,8 +61,8 @@ var (
 		GVK:     v1alpha1.LambdaAgentGroupVersionKind,
 		New:     func() *v1alpha1.LambdaAgent { return &v1alpha1.LambdaAgent{} },
 		NewList: func() resource.ManagedList { return &v1alpha1.LambdaAgentList{} },
-		external: func(d deployer, _ render.Defaults, local client.Reader, record event.Recorder) managed.TypedExternalClient[*v1alpha1.LambdaAgent] {
-			return &agentClient{deployer: d, local: local, record: record}
+		external: func(c connection) managed.TypedExternalClient[*v1alpha1.LambdaAgent] {
+			return &agentClient{connection: c}
 		},
 		busy: func(mg *v1alpha1.LambdaAgent) bool { return busy(mg.Status.AtProvider.Phase) },
 	}
@@ -71,14 +72,41 @@ func busy(p v1alpha1.Phase) bool {
 	return p == v1alpha1.PhasePending || p == v1alpha1.PhaseBuilding || p == v1alpha1.PhaseDeploying
 }
 
+// Dependencies are what every reconcile shares.
+type Dependencies struct {
+	// Targets hands out target cluster clients.
+	Targets *clients.Cache
+	// Git resolves git refs to commits.
+	Git *source.GitResolver
+}
+
+// DefaultDependencies are the provider's: target clients cached per
+// credential set, and git reached only through the safe dialer.
+func DefaultDependencies(mgr ctrl.Manager) Dependencies {
+	return Dependencies{
+		Targets: clients.NewCache(mgr.GetClient(), clients.NewTargetClient),
+		Git:     source.NewGitResolver(source.HTTPClient(source.SafeDialer())),
+	}
+}
+
+// A connection is what one reconcile's external client works with.
+type connection struct {
+	deployer
+	defaults render.Defaults
+	// local reads the provider's own cluster.
+	local  client.Reader
+	record event.Recorder
+	git    *source.GitResolver
+}
+
 // A connector resolves a resource's provider config and connects to its
 // target cluster through the client cache.
 type connector[T resource.ModernManaged] struct {
-	kind    Kind[T]
-	local   client.Client
-	record  event.Recorder
-	usage   *resource.ProviderConfigUsageTracker
-	targets *clients.Cache
+	kind   Kind[T]
+	local  client.Client
+	record event.Recorder
+	usage  *resource.ProviderConfigUsageTracker
+	deps   Dependencies
 }
 
 // Connect records the resource's provider config usage, then hands out its
@@ -91,25 +119,27 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	if err != nil {
 		return nil, errors.Wrap(err, errResolvePC)
 	}
-	kube, err := c.targets.For(cfg)
+	kube, err := c.deps.Targets.For(cfg)
 	if err != nil {
 		return nil, errors.Wrap(err, errTarget)
 	}
-	d := deployer{kube: kube, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()}
-	return c.kind.external(d, cfg.Defaults, c.local, c.record), nil
+	return c.kind.external(connection{
+		deployer: deployer{kube: kube, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()},
+		defaults: cfg.Defaults, local: c.local, record: c.record, git: c.deps.Git,
+	}), nil
 }
 
 // Setup adds a controller that reconciles one kind of managed resource.
-func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, targets *clients.Cache, k Kind[T]) error {
+func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, deps Dependencies, k Kind[T]) error {
 	name := managed.ControllerName(k.GVK.GroupKind().String())
 	record := event.NewAPIRecorder(mgr.GetEventRecorderFor(name))
 	opts := []managed.ReconcilerOption{
 		managed.WithTypedExternalConnector[T](&connector[T]{
-			kind:    k,
-			local:   mgr.GetClient(),
-			record:  record,
-			usage:   resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-			targets: targets,
+			kind:   k,
+			local:  mgr.GetClient(),
+			record: record,
+			usage:  resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+			deps:   deps,
 		}),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithRecorder(record),
@@ -138,9 +168,9 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, tar
 }
 
 // SetupGated adds the controller once the kind's CRD exists.
-func SetupGated[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, targets *clients.Cache, k Kind[T]) error {
+func SetupGated[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, deps Dependencies, k Kind[T]) error {
 	o.Gate.Register(func() {
-		if err := Setup(mgr, o, targets, k); err != nil {
+		if err := Setup(mgr, o, deps, k); err != nil {
 			mgr.GetLogger().Error(err, "cannot set up controller", "gvk", k.GVK.String())
 		}
 	}, k.GVK)

@@ -1,0 +1,155 @@
+package controller_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/source"
+)
+
+// A gitServer is a real git repository served over https by git's own
+// http-backend, on loopback.
+type gitServer struct {
+	work string
+	srv  *httptest.Server
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=test", "GIT_AUTHOR_EMAIL=test@example.com", "GIT_COMMITTER_NAME=test", "GIT_COMMITTER_EMAIL=test@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// startGitServer serves functions.git with one commit on main.
+func startGitServer(t *testing.T) *gitServer {
+	t.Helper()
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed on this machine, so no git server can run here (CI installs it)")
+	}
+	root := t.TempDir()
+	bare := filepath.Join(root, "functions.git")
+	git(t, root, "init", "-q", "--bare", "-b", "main", bare)
+	work := filepath.Join(root, "work")
+	git(t, root, "init", "-q", "-b", "main", work)
+	git(t, work, "remote", "add", "origin", bare)
+	s := &gitServer{work: work}
+	s.commit(t, "def handler(event, context):\n    return 1\n")
+	s.srv = httptest.NewTLSServer(&cgi.Handler{
+		Path: gitBin,
+		Args: []string{"http-backend"},
+		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
+	})
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// commit commits new handler code, pushes it and returns its commit.
+func (s *gitServer) commit(t *testing.T, code string) string {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(s.work, "main.py"), []byte(code), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	git(t, s.work, "add", "main.py")
+	git(t, s.work, "commit", "-q", "-m", "change")
+	git(t, s.work, "push", "-q", "origin", "main")
+	return git(t, s.work, "rev-parse", "HEAD")
+}
+
+// resolver reaches the server under any host name, verifying its test
+// certificate, as a cluster's DNS would send the name to the git server.
+func (s *gitServer) resolver() *source.GitResolver {
+	tr := s.srv.Client().Transport.(*http.Transport).Clone() //nolint:forcetypeassert // httptest's client has one.
+	tr.TLSClientConfig = &tls.Config{RootCAs: tr.TLSClientConfig.RootCAs, ServerName: "example.com", MinVersion: tls.VersionTLS12}
+	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, s.srv.Listener.Addr().String())
+	}
+	return source.NewGitResolver(&http.Client{Transport: tr})
+}
+
+// gitCommitOf is the commit a build Job fetches.
+func gitCommitOf(j batchv1.Job) string {
+	for _, c := range j.Spec.Template.Spec.InitContainers {
+		for _, e := range c.Env {
+			if e.Name == "GIT_COMMIT" {
+				return e.Value
+			}
+		}
+	}
+	return ""
+}
+
+// TestGitSource checks that a git source builds the commit its ref resolves
+// to on a real git server, builds once more for each new commit, and says
+// plainly when a ref does not exist.
+func TestGitSource(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	g := startGitServer(t)
+	first := git(t, g.work, "rev-parse", "HEAD")
+	p := startProvider(t, g.resolver())
+	c := p.kube
+	ns := newNamespace(ctx, t, c, "git")
+	newProviderConfig(ctx, t, c, ns)
+	fn := newFunction(ns, "from-git", "")
+	fn.Spec.ForProvider.Source = v1alpha1.FunctionSource{Git: &v1alpha1.GitSource{URL: "https://git.lambda.test/functions.git", Ref: "main"}}
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	js := waitJobs(ctx, t, c, ns, "from-git", 1)
+	if got := gitCommitOf(js[0]); got != first {
+		t.Fatalf("the build fetches commit %q; main is at %s", got, first)
+	}
+
+	second := g.commit(t, "def handler(event, context):\n    return 2\n")
+	eventually(ctx, t, "a build of the new commit", func() string {
+		for _, j := range jobs(ctx, t, c, ns, "from-git") {
+			if gitCommitOf(j) == second {
+				return ""
+			}
+		}
+		return "no Job fetches " + second
+	})
+	time.Sleep(3 * testPoll)
+	if n := len(jobs(ctx, t, c, ns, "from-git")); n != 2 {
+		t.Errorf("two commits made %d builds; want 2", n)
+	}
+
+	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+		mg.Spec.ForProvider.Source.Git.Ref = "no-such-branch"
+	})
+	eventually(ctx, t, "the missing ref is named", func() string {
+		mg := &v1alpha1.LambdaFunction{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
+			return err.Error()
+		}
+		r := mg.GetCondition(xpv2.TypeReady)
+		if r.Reason != "SourceUnresolved" || !strings.Contains(r.Message, `no branch or tag "no-such-branch"`) {
+			return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
+		}
+		return ""
+	})
+}

@@ -1,0 +1,81 @@
+package source
+
+import (
+	"context"
+	"net/http"
+	"regexp"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+const (
+	errFmtEndpoint   = "cannot use git URL %s"
+	errFmtSession    = "cannot reach git repository %s"
+	errFmtAdvertised = "cannot list the refs of git repository %s"
+	errFmtNoRef      = "git repository %s has no branch or tag %q"
+	errFmtScheme     = "git URL %s: only https:// repositories can be resolved by this provider build"
+)
+
+// commitPattern is a full commit id, which names itself.
+var commitPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// Credentials of a git repository over https.
+type Credentials struct {
+	Username, Password string
+}
+
+// A GitResolver resolves git refs to commits over https with its own HTTP
+// client, whose dialer decides which addresses may be reached.
+type GitResolver struct {
+	http transport.Transport
+}
+
+// NewGitResolver returns a resolver that reaches repositories through c.
+func NewGitResolver(c *http.Client) *GitResolver {
+	return &GitResolver{http: githttp.NewClient(c)}
+}
+
+// Resolve returns the commit a branch, tag or commit id names in the
+// repository at url. An annotated tag resolves to the commit it points at.
+func (r *GitResolver) Resolve(ctx context.Context, url, ref string, creds *Credentials) (string, error) {
+	if commitPattern.MatchString(ref) {
+		return ref, nil
+	}
+	ep, err := transport.NewEndpoint(url)
+	if err != nil {
+		return "", errors.Wrapf(err, errFmtEndpoint, url)
+	}
+	if ep.Protocol != "https" && ep.Protocol != "http" {
+		return "", errors.Errorf(errFmtScheme, url)
+	}
+	var auth transport.AuthMethod
+	if creds != nil {
+		auth = &githttp.BasicAuth{Username: creds.Username, Password: creds.Password}
+	}
+	sess, err := r.http.NewUploadPackSession(ep, auth)
+	if err != nil {
+		return "", errors.Wrapf(err, errFmtSession, url)
+	}
+	defer sess.Close() //nolint:errcheck // Nothing was sent that could fail to finish.
+	adv, err := sess.AdvertisedReferencesContext(ctx)
+	if err != nil {
+		return "", errors.Wrapf(err, errFmtAdvertised, url)
+	}
+	refs, err := adv.AllReferences()
+	if err != nil {
+		return "", errors.Wrapf(err, errFmtAdvertised, url)
+	}
+	for _, name := range []plumbing.ReferenceName{plumbing.NewBranchReferenceName(ref), plumbing.NewTagReferenceName(ref), plumbing.ReferenceName(ref)} {
+		if peeled, ok := adv.Peeled[name.String()]; ok {
+			return peeled.String(), nil
+		}
+		if h, ok := refs[name]; ok && h.Type() == plumbing.HashReference {
+			return h.Hash().String(), nil
+		}
+	}
+	return "", errors.Errorf(errFmtNoRef, url, ref)
+}
