@@ -50,9 +50,9 @@ generate: tools
 
 ## check-generated: fail when generated files differ from what make generate writes.
 check-generated: generate
-	@if [ -n "$$(git status --porcelain -- apis package/crds)" ]; then \
+	@if [ -n "$$(git status --porcelain -- ':(glob)apis/**/zz_generated*.go' package/crds)" ]; then \
 		echo "generated files are stale; run make generate and commit:"; \
-		git status --porcelain -- apis package/crds; exit 1; fi
+		git status --porcelain -- ':(glob)apis/**/zz_generated*.go' package/crds; exit 1; fi
 
 ## test: every test, against a real kube-apiserver and etcd.
 test: controlplane

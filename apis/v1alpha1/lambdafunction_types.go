@@ -6,6 +6,11 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 )
 
+// AnnotationRebuild on a LambdaFunction forces a new build of the same code
+// whenever its value changes, such as after a failure outside the code (a
+// registry that was down). Its value takes part in the build identity.
+const AnnotationRebuild = Group + "/rebuild"
+
 // LambdaFunctionParameters are the configurable fields of a LambdaFunction.
 // The platform API's composite resources use the same struct as their spec.
 // +kubebuilder:validation:XValidation:rule="has(self.source.image) || (has(self.runtime) && has(self.runtime.language))",message="runtime.language is required unless source.image is set"

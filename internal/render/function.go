@@ -42,7 +42,7 @@ func Function(in FunctionInput) (*Objects, error) {
 		if err != nil {
 			return nil, err
 		}
-		out.BuildIdentity = BuildIdentity(spec, rt, sourceID, repo)
+		out.BuildIdentity = BuildIdentity(spec, rt, sourceID, repo, in.Rebuild)
 		if b := in.Observed.Build; b != nil && b.Identity == out.BuildIdentity && b.Digest != "" {
 			out.Image = BuiltImage(repo, out.BuildIdentity, b.Digest)
 		} else {

@@ -63,9 +63,10 @@ func SourceIdentity(spec v1alpha1.LambdaFunctionParameters, o Observed) (string,
 // BuildIdentity is the identity of the image a build produces: the source
 // identity, where in the source the function is, the runtime, everything the
 // build writes (Dockerfile and wrapper), the build arguments and where the
-// image is pushed. Scaling, env, eventing and resources are not part of it, so
-// changing them never rebuilds.
-func BuildIdentity(spec v1alpha1.LambdaFunctionParameters, rt Runtime, sourceIdentity, repository string) string {
+// image is pushed, and a rebuild token when the user asked for one. Scaling,
+// env, eventing and resources are not part of it, so changing them never
+// rebuilds.
+func BuildIdentity(spec v1alpha1.LambdaFunctionParameters, rt Runtime, sourceIdentity, repository, rebuild string) string {
 	h := sha256.New()
 	w := hasher{h}
 	w.field("source", sourceIdentity)
@@ -95,6 +96,10 @@ func BuildIdentity(spec v1alpha1.LambdaFunctionParameters, rt Runtime, sourceIde
 		}
 	}
 	w.field("repository", repository)
+	if rebuild != "" {
+		// Only when set, so identities from before a token existed hold.
+		w.field("rebuild", rebuild)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 

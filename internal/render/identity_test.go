@@ -24,73 +24,83 @@ func baseSpec() v1alpha1.LambdaFunctionParameters {
 func TestBuildIdentity(t *testing.T) {
 	cases := map[string]struct {
 		reason  string
-		change  func(*v1alpha1.LambdaFunctionParameters)
+		change  func(*FunctionInput)
 		rebuild bool
 	}{
-		"Code":         {reason: "New code is a new image.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Source.Inline.Code += "# v2\n" }, rebuild: true},
-		"Dependencies": {reason: "New dependencies are a new image.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Source.Inline.Dependencies = "requests==2.32.4\n" }, rebuild: true},
-		"FileContent":  {reason: "A changed file is a new image.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Source.Inline.Files[0].Content = "X = 2\n" }, rebuild: true},
-		"FilePath":     {reason: "A moved file is a new image.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Source.Inline.Files[0].Path = "lib/util.py" }, rebuild: true},
-		"Language": {reason: "Another language is another build.", change: func(s *v1alpha1.LambdaFunctionParameters) {
+		"Code":         {reason: "New code is a new image.", change: func(in *FunctionInput) { s := &in.Spec; s.Source.Inline.Code += "# v2\n" }, rebuild: true},
+		"Dependencies": {reason: "New dependencies are a new image.", change: func(in *FunctionInput) { s := &in.Spec; s.Source.Inline.Dependencies = "requests==2.32.4\n" }, rebuild: true},
+		"FileContent":  {reason: "A changed file is a new image.", change: func(in *FunctionInput) { s := &in.Spec; s.Source.Inline.Files[0].Content = "X = 2\n" }, rebuild: true},
+		"FilePath":     {reason: "A moved file is a new image.", change: func(in *FunctionInput) { s := &in.Spec; s.Source.Inline.Files[0].Path = "lib/util.py" }, rebuild: true},
+		"Language": {reason: "Another language is another build.", change: func(in *FunctionInput) {
+			s := &in.Spec
 			s.Runtime.Language = ptr.To(v1alpha1.LanguageNodeJS)
 			s.Runtime.Version = nil
 			s.Runtime.Handler = ptr.To("index.handler")
 		}, rebuild: true},
-		"Version":  {reason: "Another language version is another base image.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Runtime.Version = ptr.To("3.11") }, rebuild: true},
-		"Handler":  {reason: "The handler is baked into the image's environment.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Runtime.Handler = ptr.To("main.other") }, rebuild: true},
-		"Port":     {reason: "The port is baked into the image's environment.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Runtime.Port = 9000 }, rebuild: true},
-		"BuildArg": {reason: "Build arguments change what the build does.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Build.BuildArgs["EXTRA"] = "1" }, rebuild: true},
-		"Registry": {reason: "An image pushed elsewhere must be built there.", change: func(s *v1alpha1.LambdaFunctionParameters) {
+		"Version":  {reason: "Another language version is another base image.", change: func(in *FunctionInput) { s := &in.Spec; s.Runtime.Version = ptr.To("3.11") }, rebuild: true},
+		"Handler":  {reason: "The handler is baked into the image's environment.", change: func(in *FunctionInput) { s := &in.Spec; s.Runtime.Handler = ptr.To("main.other") }, rebuild: true},
+		"Port":     {reason: "The port is baked into the image's environment.", change: func(in *FunctionInput) { s := &in.Spec; s.Runtime.Port = 9000 }, rebuild: true},
+		"BuildArg": {reason: "Build arguments change what the build does.", change: func(in *FunctionInput) { s := &in.Spec; s.Build.BuildArgs["EXTRA"] = "1" }, rebuild: true},
+		"Registry": {reason: "An image pushed elsewhere must be built there.", change: func(in *FunctionInput) {
+			s := &in.Spec
 			s.Build.Registry = ptr.To(v1alpha1.ImageRepository("other.local/fns"))
 		}, rebuild: true},
-		"Scaling": {reason: "Scaling is Service configuration.", change: func(s *v1alpha1.LambdaFunctionParameters) {
+		"Scaling": {reason: "Scaling is Service configuration.", change: func(in *FunctionInput) {
+			s := &in.Spec
 			s.Scaling = &v1alpha1.Scaling{MinReplicas: ptr.To[int32](2)}
 		}},
-		"Env": {reason: "Env is Service configuration.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Env = []v1alpha1.EnvVar{{Name: "A", Value: ptr.To("b")}} }},
-		"Eventing": {reason: "Triggers are eventing configuration.", change: func(s *v1alpha1.LambdaFunctionParameters) {
+		"Env": {reason: "Env is Service configuration.", change: func(in *FunctionInput) { s := &in.Spec; s.Env = []v1alpha1.EnvVar{{Name: "A", Value: ptr.To("b")}} }},
+		"Eventing": {reason: "Triggers are eventing configuration.", change: func(in *FunctionInput) {
+			s := &in.Spec
 			s.Eventing = &v1alpha1.FunctionEventing{Triggers: []v1alpha1.Trigger{{Name: "t"}}}
 		}},
-		"Resources": {reason: "Resources are Service configuration.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Resources = &v1alpha1.Resources{} }},
-		"Timeout":   {reason: "The request timeout is Service configuration.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.TimeoutSeconds = ptr.To[int64](30) }},
-		"Workload": {reason: "Labels are Service metadata.", change: func(s *v1alpha1.LambdaFunctionParameters) {
+		"Resources": {reason: "Resources are Service configuration.", change: func(in *FunctionInput) { s := &in.Spec; s.Resources = &v1alpha1.Resources{} }},
+		"Timeout":   {reason: "The request timeout is Service configuration.", change: func(in *FunctionInput) { s := &in.Spec; s.TimeoutSeconds = ptr.To[int64](30) }},
+		"Workload": {reason: "Labels are Service metadata.", change: func(in *FunctionInput) {
+			s := &in.Spec
 			s.Workload = &v1alpha1.WorkloadMetadata{Labels: map[string]string{"a": "b"}}
 		}},
-		"ServiceAccount": {reason: "The service account is Service configuration.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.ServiceAccountName = ptr.To(v1alpha1.DNSSubdomain("fn")) }},
-		"BuildTimeout":   {reason: "How long a build may take does not change its output.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Build.Timeout = ptr.To(v1alpha1.GoDuration("1h")) }},
-		"Cache":          {reason: "Layer caching does not change the output.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Build.Cache = ptr.To(true) }},
-		"ExecutorImage":  {reason: "Another Kaniko release builds the same Dockerfile.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Build.ExecutorImage = ptr.To("registry.local/kaniko:v2") }},
-		"PushSecret": {reason: "Push credentials do not change the output.", change: func(s *v1alpha1.LambdaFunctionParameters) {
+		"ServiceAccount": {reason: "The service account is Service configuration.", change: func(in *FunctionInput) { s := &in.Spec; s.ServiceAccountName = ptr.To(v1alpha1.DNSSubdomain("fn")) }},
+		"BuildTimeout":   {reason: "How long a build may take does not change its output.", change: func(in *FunctionInput) { s := &in.Spec; s.Build.Timeout = ptr.To(v1alpha1.GoDuration("1h")) }},
+		"Cache":          {reason: "Layer caching does not change the output.", change: func(in *FunctionInput) { s := &in.Spec; s.Build.Cache = ptr.To(true) }},
+		"ExecutorImage":  {reason: "Another Kaniko release builds the same Dockerfile.", change: func(in *FunctionInput) { s := &in.Spec; s.Build.ExecutorImage = ptr.To("registry.local/kaniko:v2") }},
+		"PushSecret": {reason: "Push credentials do not change the output.", change: func(in *FunctionInput) {
+			s := &in.Spec
 			s.Build.PushSecretRef = &v1alpha1.LocalObjectReference{Name: "other"}
 		}},
-		"FileAdded": {reason: "Another file is a new image.", change: func(s *v1alpha1.LambdaFunctionParameters) {
+		"FileAdded": {reason: "Another file is a new image.", change: func(in *FunctionInput) {
+			s := &in.Spec
 			s.Source.Inline.Files = append([]v1alpha1.SourceFile{{Path: "a.py"}}, s.Source.Inline.Files...)
 		}, rebuild: true},
-		"DefaultsSpelled": {reason: "Spelling out the default version changes nothing.", change: func(s *v1alpha1.LambdaFunctionParameters) { s.Runtime.Version = nil }},
+		"RebuildAsked":    {reason: "A rebuild token asks for a new build of the same code.", change: func(in *FunctionInput) { in.Rebuild = "1" }, rebuild: true},
+		"DefaultsSpelled": {reason: "Spelling out the default version changes nothing.", change: func(in *FunctionInput) { s := &in.Spec; s.Runtime.Version = nil }},
 	}
-	identity := func(t *testing.T, s v1alpha1.LambdaFunctionParameters) string {
+	input := func() FunctionInput {
+		return FunctionInput{Namespace: "apps", Name: "fn", Spec: baseSpec(), Defaults: testDefaults}
+	}
+	identity := func(t *testing.T, in FunctionInput) string {
 		t.Helper()
-		out, err := Function(FunctionInput{Namespace: "apps", Name: "fn", Spec: s, Defaults: testDefaults})
+		out, err := Function(in)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return out.BuildIdentity
 	}
-	base := identity(t, baseSpec())
+	base := identity(t, input())
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			s := baseSpec()
-			tc.change(&s)
-			if rebuilt := identity(t, s) != base; rebuilt != tc.rebuild {
+			in := input()
+			tc.change(&in)
+			if rebuilt := identity(t, in) != base; rebuilt != tc.rebuild {
 				t.Errorf("\n%s\nidentity changed: %t, want %t", tc.reason, rebuilt, tc.rebuild)
 			}
 		})
 	}
 
 	// The order files are listed in is not content.
-	s := baseSpec()
-	s.Source.Inline.Files = append(s.Source.Inline.Files, v1alpha1.SourceFile{Path: "b.py"})
-	r := baseSpec()
-	r.Source.Inline.Files = append([]v1alpha1.SourceFile{{Path: "b.py"}}, r.Source.Inline.Files...)
+	s, r := input(), input()
+	s.Spec.Source.Inline.Files = append(s.Spec.Source.Inline.Files, v1alpha1.SourceFile{Path: "b.py"})
+	r.Spec.Source.Inline.Files = append([]v1alpha1.SourceFile{{Path: "b.py"}}, r.Spec.Source.Inline.Files...)
 	if identity(t, s) != identity(t, r) {
 		t.Error("the same files listed in another order changed the build identity")
 	}

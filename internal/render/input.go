@@ -58,6 +58,10 @@ type FunctionInput struct {
 	Spec      v1alpha1.LambdaFunctionParameters
 	Defaults  Defaults
 	Observed  Observed
+
+	// Rebuild is the value of the resource's rebuild annotation: a new value
+	// is a new build of the same code.
+	Rebuild string
 }
 
 // An AgentInput is everything render needs for one LambdaAgent.

@@ -56,7 +56,7 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 		was.digest = at.Build.Digest
 	}
 	defer func() { c.transitions(mg, was) }()
-	in := render.FunctionInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults}
+	in := render.FunctionInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults, Rebuild: mg.GetAnnotations()[v1alpha1.AnnotationRebuild]}
 	if b := at.Build; b != nil && b.Digest != "" {
 		in.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
 	}
