@@ -57,7 +57,7 @@ func newFunction(ns, name, code string) *v1alpha1.LambdaFunction {
 
 // newProviderConfig creates the namespace's ProviderConfig, targeting the
 // provider's own cluster with a registry for builds.
-func newProviderConfig(ctx context.Context, t *testing.T, c client.Client, ns string) {
+func newProviderConfig(ctx context.Context, t testing.TB, c client.Client, ns string) {
 	t.Helper()
 	pc := &v1alpha1.ProviderConfig{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"},

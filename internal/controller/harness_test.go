@@ -90,7 +90,7 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // startProvider runs the provider's controllers until the test ends. A
 // test that serves git itself passes the resolver that reaches it.
-func startProvider(t *testing.T, git ...*source.GitResolver) *provider {
+func startProvider(t testing.TB, git ...*source.GitResolver) *provider {
 	t.Helper()
 	p := &provider{writes: &writeCounter{n: map[string]int{}}}
 	if len(git) > 0 {
@@ -150,7 +150,7 @@ func startProvider(t *testing.T, git ...*source.GitResolver) *provider {
 }
 
 // newNamespace creates a namespace for one test.
-func newNamespace(ctx context.Context, t *testing.T, c client.Client, prefix string) string {
+func newNamespace(ctx context.Context, t testing.TB, c client.Client, prefix string) string {
 	t.Helper()
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
 	if err := c.Create(ctx, ns); err != nil {
@@ -161,7 +161,7 @@ func newNamespace(ctx context.Context, t *testing.T, c client.Client, prefix str
 
 // eventually polls check until it returns "" or ctx ends; then it fails the
 // test with the last thing check said.
-func eventually(ctx context.Context, t *testing.T, what string, check func() string) {
+func eventually(ctx context.Context, t testing.TB, what string, check func() string) {
 	t.Helper()
 	start, last := time.Now(), ""
 	for {

@@ -64,7 +64,7 @@ func finishJob(ctx context.Context, t *testing.T, c client.Client, job *batchv1.
 }
 
 // markServiceReady plays Knative Serving: the Service is Ready at its URL.
-func markServiceReady(ctx context.Context, t *testing.T, c client.Client, svc *servingv1.Service) string {
+func markServiceReady(ctx context.Context, t testing.TB, c client.Client, svc *servingv1.Service) string {
 	t.Helper()
 	url := "http://" + svc.Name + "." + svc.Namespace + ".example.com"
 	u, err := apis.ParseURL(url)
