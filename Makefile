@@ -21,7 +21,7 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 # The local control plane and the tests find etcd and kube-apiserver here.
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build vet test fuzz run generate check-generated tools controlplane clean
+.PHONY: all build vet test fuzz run generate check-generated tools controlplane testservers clean
 
 all: build vet
 
@@ -35,6 +35,10 @@ vet:
 controlplane:
 	@$(GOBUILD) etcd cluster/local/build/etcd .
 	@$(GOBUILD) kube-apiserver $(KUBE_MOD) k8s.io/kubernetes/cmd/kube-apiserver "$(KUBE_LDFLAGS)"
+
+## testservers: real servers the integration tests talk to (an S3 gateway).
+testservers:
+	@$(GOBUILD) versitygw cluster/local/build/versitygw github.com/versity/versitygw/cmd/versitygw
 
 ## tools: the code generators, pinned in cluster/tools.
 tools:
@@ -55,7 +59,7 @@ check-generated: generate
 		git status --porcelain -- ':(glob)apis/**/zz_generated*.go' package/crds; exit 1; fi
 
 ## test: every test, against a real kube-apiserver and etcd.
-test: controlplane
+test: controlplane testservers
 	go test -count=1 ./...
 
 ## fuzz: each fuzz target for FUZZTIME; render may refuse any spec, never panic.

@@ -11,8 +11,9 @@ if [[ $# -lt 4 ]]; then
   echo "usage: $0 OUT NAME MODDIR PKG [LDFLAGS]" >&2
   exit 2
 fi
-out=$1 name=$2 dir=$3 pkg=$4 ldflags=${5:-}
-mkdir -p "$out"
+name=$2 dir=$3 pkg=$4 ldflags=${5:-}
+# Absolute, because the build runs inside the wrapper module.
+out=$(mkdir -p "$1" && cd "$1" && pwd)
 
 stamp=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "$pkg $ldflags") | sha256sum | cut -c1-16)
 if [[ -x "$out/$name" && "$(cat "$out/$name.stamp" 2>/dev/null)" == "$stamp" ]]; then

@@ -110,7 +110,7 @@ func TestGitSource(t *testing.T) {
 	defer cancel()
 	g := startGitServer(t)
 	first := git(t, g.work, "rev-parse", "HEAD")
-	p := startProvider(t, g.resolver())
+	p := startProviderWith(t, func(d *dependencies) { d.Git = g.resolver() })
 	c := p.kube
 	ns := newNamespace(ctx, t, c, "git")
 	newProviderConfig(ctx, t, c, ns)

@@ -33,7 +33,6 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/workload"
-	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
 var controlPlane local.Shared
@@ -53,9 +52,10 @@ type provider struct {
 	kube client.Client
 	// writes counts the provider's write requests by namespace.
 	writes *writeCounter
-	// git replaces the provider's git resolver, if set.
-	git *source.GitResolver
 }
+
+// dependencies are what a test may replace of the provider's.
+type dependencies = workload.Dependencies
 
 // A writeCounter counts write requests by the namespace in their path, so a
 // test measures what concerns its own resources, not what other tests left.
@@ -88,14 +88,17 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(r)
 }
 
-// startProvider runs the provider's controllers until the test ends. A
-// test that serves git itself passes the resolver that reaches it.
-func startProvider(t testing.TB, git ...*source.GitResolver) *provider {
+// startProvider runs the provider's controllers until the test ends.
+func startProvider(t testing.TB) *provider {
+	t.Helper()
+	return startProviderWith(t, func(*dependencies) {})
+}
+
+// startProviderWith runs the provider with dependencies a test changed, such
+// as a resolver that reaches the test's own git or S3 server.
+func startProviderWith(t testing.TB, change func(*dependencies)) *provider {
 	t.Helper()
 	p := &provider{writes: &writeCounter{n: map[string]int{}}}
-	if len(git) > 0 {
-		p.git = git[0]
-	}
 	cfg := rest.CopyConfig(controlPlane.Config(t))
 	s, err := clients.ManagerScheme()
 	if err != nil {
@@ -128,9 +131,7 @@ func startProvider(t testing.TB, git ...*source.GitResolver) *provider {
 		t.Fatal(err)
 	}
 	deps := workload.DefaultDependencies(mgr)
-	if p.git != nil {
-		deps.Git = p.git
-	}
+	change(&deps)
 	if err := lambdacontroller.SetupGated(mgr, o, deps); err != nil {
 		t.Fatal(err)
 	}

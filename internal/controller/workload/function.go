@@ -21,13 +21,12 @@ import (
 )
 
 const (
-	errRender        = "cannot render the desired objects"
-	errGetJob        = "cannot get the build Job"
-	errBuildOutcome  = "cannot read the outcome of the build"
-	errSourceNotYet  = "S3 sources are not supported by this provider build yet: use an inline, git or image source"
-	errFmtGitSecret  = "cannot read the git credentials Secret %s"
-	msgFmtBuilding   = "building %s in Job %s"
-	msgFmtBuildFails = "build %s failed: %s"
+	errRender          = "cannot render the desired objects"
+	errGetJob          = "cannot get the build Job"
+	errBuildOutcome    = "cannot read the outcome of the build"
+	errFmtSourceSecret = "cannot read the source credentials Secret %s"
+	msgFmtBuilding     = "building %s in Job %s"
+	msgFmtBuildFails   = "build %s failed: %s"
 )
 
 // A functionClient acts on one LambdaFunction's objects in its target
@@ -46,10 +45,6 @@ type functionClient struct {
 // deployed with what render wants.
 func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunction) (managed.ExternalObservation, error) {
 	spec := mg.Spec.ForProvider
-	if spec.Source.S3 != nil {
-		mg.SetConditions(notReady(mg, ReasonInvalid, errSourceNotYet))
-		return managed.ExternalObservation{}, errors.New(errSourceNotYet)
-	}
 	at := &mg.Status.AtProvider
 	was := transitionState{phase: at.Phase}
 	if at.Build != nil {
@@ -60,13 +55,13 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 	if b := at.Build; b != nil && b.Digest != "" {
 		in.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
 	}
-	if g := spec.Source.Git; g != nil {
-		commit, err := c.resolveGit(ctx, g)
+	if spec.Source.Git != nil || spec.Source.S3 != nil {
+		id, err := c.resolveSource(ctx, spec.Source)
 		if err != nil {
 			mg.SetConditions(notReady(mg, ReasonSourceUnresolved, err.Error()))
 			return managed.ExternalObservation{}, err
 		}
-		in.Observed.SourceIdentity = commit
+		in.Observed.SourceIdentity = id
 	}
 	objs, err := render.Function(in)
 	if err != nil {
@@ -131,21 +126,55 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 	return c.deployed(mg, &at.WorkloadObservation, objs, st), nil
 }
 
-// resolveGit resolves a git source's ref to its commit, with the username
-// and password of its Secret, which lives beside the build in the target
+// resolveSource resolves a git or S3 source to its identity, with the
+// credentials of its Secret, which lives beside the build in the target
 // namespace.
-func (c *functionClient) resolveGit(ctx context.Context, g *v1alpha1.GitSource) (string, error) {
-	var creds *source.Credentials
-	if g.SecretRef != nil {
-		s := &corev1.Secret{}
-		if err := c.kube.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: string(g.SecretRef.Name)}, s); err != nil {
-			return "", errors.Wrapf(err, errFmtGitSecret, g.SecretRef.Name)
+func (c *functionClient) resolveSource(ctx context.Context, src v1alpha1.FunctionSource) (string, error) {
+	if g := src.Git; g != nil {
+		data, err := c.secret(ctx, g.SecretRef)
+		if err != nil {
+			return "", err
 		}
-		if u, ok := s.Data["username"]; ok {
-			creds = &source.Credentials{Username: string(u), Password: string(s.Data["password"])}
+		var creds *source.Credentials
+		if u, ok := data["username"]; ok {
+			creds = &source.Credentials{Username: string(u), Password: string(data["password"])}
 		}
+		return c.git.Resolve(ctx, g.URL, g.Ref, creds)
 	}
-	return c.git.Resolve(ctx, g.URL, g.Ref, creds)
+	s := src.S3
+	data, err := c.secret(ctx, s.SecretRef)
+	if err != nil {
+		return "", err
+	}
+	var creds *source.S3Credentials
+	if id, ok := data["AWS_ACCESS_KEY_ID"]; ok {
+		creds = &source.S3Credentials{AccessKeyID: string(id), SecretAccessKey: string(data["AWS_SECRET_ACCESS_KEY"])}
+	}
+	return c.s3.Resolve(ctx, source.S3Location{
+		Endpoint: string(ptrValue(s.Endpoint)), Bucket: s.Bucket,
+		Key: string(ptrValue(s.Key)), Prefix: string(ptrValue(s.Prefix)), Region: s.Region,
+	}, creds)
+}
+
+// secret reads a source's credentials Secret in the target namespace; no
+// reference means no credentials.
+func (c *functionClient) secret(ctx context.Context, ref *v1alpha1.LocalObjectReference) (map[string][]byte, error) {
+	if ref == nil {
+		return nil, nil
+	}
+	s := &corev1.Secret{}
+	if err := c.kube.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: string(ref.Name)}, s); err != nil {
+		return nil, errors.Wrapf(err, errFmtSourceSecret, ref.Name)
+	}
+	return s.Data, nil
+}
+
+func ptrValue[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 // Create applies what Observe rendered: a build, or the deployed objects.

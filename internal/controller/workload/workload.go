@@ -78,14 +78,18 @@ type Dependencies struct {
 	Targets *clients.Cache
 	// Git resolves git refs to commits.
 	Git *source.GitResolver
+	// S3 resolves S3 locations to the identity of their objects.
+	S3 *source.S3Resolver
 }
 
 // DefaultDependencies are the provider's: target clients cached per
-// credential set, and git reached only through the safe dialer.
+// credential set, and git and S3 reached only through the safe dialer.
 func DefaultDependencies(mgr ctrl.Manager) Dependencies {
+	safe := source.HTTPClient(source.SafeDialer())
 	return Dependencies{
 		Targets: clients.NewCache(mgr.GetClient(), clients.NewTargetClient),
-		Git:     source.NewGitResolver(source.HTTPClient(source.SafeDialer())),
+		Git:     source.NewGitResolver(safe),
+		S3:      source.NewS3Resolver(safe),
 	}
 }
 
@@ -97,6 +101,7 @@ type connection struct {
 	local  client.Reader
 	record event.Recorder
 	git    *source.GitResolver
+	s3     *source.S3Resolver
 }
 
 // A connector resolves a resource's provider config and connects to its
@@ -125,7 +130,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	}
 	return c.kind.external(connection{
 		deployer: deployer{kube: kube, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()},
-		defaults: cfg.Defaults, local: c.local, record: c.record, git: c.deps.Git,
+		defaults: cfg.Defaults, local: c.local, record: c.record, git: c.deps.Git, s3: c.deps.S3,
 	}), nil
 }
 
