@@ -145,6 +145,15 @@ func TestFunctionLifecycle(t *testing.T) {
 		return ""
 	})
 
+	// The function records that it uses its provider config.
+	usages := &v1alpha1.ProviderConfigUsageList{}
+	if err := c.List(ctx, usages, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(usages.Items) != 1 || usages.Items[0].ResourceReference.Name != "hello" || usages.Items[0].ProviderConfigReference.Name != "default" {
+		t.Errorf("provider config usages: %+v; want one, of hello using default", usages.Items)
+	}
+
 	// The function's events and the provider's metrics tell the same story.
 	mg.SetGroupVersionKind(v1alpha1.LambdaFunctionGroupVersionKind)
 	eventually(ctx, t, "events for the build and the Ready Service", func() string {
