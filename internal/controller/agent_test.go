@@ -63,10 +63,7 @@ func setBrokerAddress(ctx context.Context, t *testing.T, c client.Client, ns, na
 func TestAgentForwards(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p := startProvider(t)
-	c := p.kube
-	ns := newNamespace(ctx, t, c, "agents")
-	newProviderConfig(ctx, t, c, ns)
+	_, c, ns := newScene(ctx, t, "agents", keep)
 	pc := xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "default"}
 	supervisor := newAgent(ns, "supervisor", pc, &v1alpha1.AgentEventing{Broker: &v1alpha1.Broker{Name: "supervisor", Create: true}})
 	support := newAgent(ns, "support", pc, &v1alpha1.AgentEventing{
@@ -154,7 +151,7 @@ func TestRemoteTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p := startProvider(t)
+	p := startProviderWith(t, keep)
 	c := p.kube
 	ns := newNamespace(ctx, t, c, "remote")
 	if err := rc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {

@@ -23,10 +23,7 @@ import (
 func TestBuildFailure(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	p := startProvider(t)
-	c := p.kube
-	ns := newNamespace(ctx, t, c, "failure")
-	newProviderConfig(ctx, t, c, ns)
+	_, c, ns := newScene(ctx, t, "failure", keep)
 	fn := newFunction(ns, "flaky", "def handler(event, context):\n    return 1\n")
 	if err := c.Create(ctx, fn); err != nil {
 		t.Fatal(err)
@@ -112,10 +109,7 @@ func TestBuildFailure(t *testing.T) {
 func TestObserveOnly(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p := startProvider(t)
-	c := p.kube
-	ns := newNamespace(ctx, t, c, "observe")
-	newProviderConfig(ctx, t, c, ns)
+	_, c, ns := newScene(ctx, t, "observe", keep)
 	fn := newFunction(ns, "watched", "def handler(e, c):\n    return 0\n")
 	fn.Spec.ManagementPolicies = xpv2.ManagementPolicies{xpv2.ManagementActionObserve}
 	if err := c.Create(ctx, fn); err != nil {

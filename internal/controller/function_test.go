@@ -77,10 +77,7 @@ func newProviderConfig(ctx context.Context, t testing.TB, c client.Client, ns st
 func TestFunctionLifecycle(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	p := startProvider(t)
-	c := p.kube
-	ns := newNamespace(ctx, t, c, "lifecycle")
-	newProviderConfig(ctx, t, c, ns)
+	p, c, ns := newScene(ctx, t, "lifecycle", keep)
 	fn := newFunction(ns, "hello", "def handler(event, context):\n    return {'v': 1}\n")
 	if err := c.Create(ctx, fn); err != nil {
 		t.Fatal(err)

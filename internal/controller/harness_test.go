@@ -88,12 +88,6 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return c.next.RoundTrip(r)
 }
 
-// startProvider runs the provider's controllers until the test ends.
-func startProvider(t testing.TB) *provider {
-	t.Helper()
-	return startProviderWith(t, func(*dependencies) {})
-}
-
 // startProviderWith runs the provider with dependencies a test changed, such
 // as a resolver that reaches the test's own git or S3 server.
 func startProviderWith(t testing.TB, change func(*dependencies)) *provider {
@@ -149,6 +143,19 @@ func startProviderWith(t testing.TB, change func(*dependencies)) *provider {
 	})
 	return p
 }
+
+// newScene starts a provider whose dependencies a test may change, and a
+// namespace for the test with a ProviderConfig named default.
+func newScene(ctx context.Context, t testing.TB, prefix string, change func(*dependencies)) (*provider, client.Client, string) {
+	t.Helper()
+	p := startProviderWith(t, change)
+	ns := newNamespace(ctx, t, p.kube, prefix)
+	newProviderConfig(ctx, t, p.kube, ns)
+	return p, p.kube, ns
+}
+
+// keep leaves the provider's dependencies as they are.
+func keep(*dependencies) {}
 
 // newNamespace creates a namespace for one test.
 func newNamespace(ctx context.Context, t testing.TB, c client.Client, prefix string) string {

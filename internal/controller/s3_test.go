@@ -104,10 +104,7 @@ func TestS3Source(t *testing.T) {
 	s3 := startS3Server(t)
 	s3.put(t, "hello/main.py", "def handler(event, context):\n    return 1\n")
 	s3.put(t, "hello/requirements.txt", "")
-	p := startProviderWith(t, func(d *dependencies) { d.S3 = s3.resolver() })
-	c := p.kube
-	ns := newNamespace(ctx, t, c, "s3")
-	newProviderConfig(ctx, t, c, ns)
+	_, c, ns := newScene(ctx, t, "s3", func(d *dependencies) { d.S3 = s3.resolver() })
 	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s3-creds"}, StringData: map[string]string{
 		"AWS_ACCESS_KEY_ID": s3Access, "AWS_SECRET_ACCESS_KEY": s3Secret,
 	}}

@@ -36,10 +36,7 @@ func BenchmarkConverge(b *testing.B) {
 func converge(b *testing.B, n int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	p := startProvider(b)
-	c := p.kube
-	ns := newNamespace(ctx, b, c, "scale")
-	newProviderConfig(ctx, b, c, ns)
+	_, c, ns := newScene(ctx, b, "scale", keep)
 	countBefore, sumBefore := reconcileTime(b)
 	start := time.Now()
 	tag := v1alpha1.ImageTag("v1")
