@@ -253,7 +253,7 @@ func TestFunctionLifecycle(t *testing.T) {
 	}
 	eventually(ctx, t, "every object of the function is gone", func() string {
 		var left []string
-		for _, l := range []client.ObjectList{&servingv1.ServiceList{}, &eventingv1.TriggerList{}, &eventingv1.BrokerList{}, &batchv1.JobList{}, &corev1.ConfigMapList{}} {
+		for _, l := range []client.ObjectList{&servingv1.ServiceList{}, &eventingv1.TriggerList{}, &batchv1.JobList{}, &corev1.ConfigMapList{}} {
 			if err := c.List(ctx, l, ours(ns, "hello")...); err != nil {
 				return err.Error()
 			}
@@ -263,6 +263,9 @@ func TestFunctionLifecycle(t *testing.T) {
 		}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(mg), &v1alpha1.LambdaFunction{}); err == nil {
 			left = append(left, "the LambdaFunction")
+		}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, &eventingv1.Broker{}); err == nil {
+			left = append(left, "the Broker it created")
 		}
 		return strings.Join(left, ", ")
 	})

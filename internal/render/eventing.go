@@ -35,7 +35,7 @@ func BrokerName(b *v1alpha1.Broker) string {
 
 // broker renders the Broker a workload creates, or nil when it uses one that
 // exists.
-func broker(kind, namespace, name string, b *v1alpha1.Broker) *eventingv1.Broker {
+func broker(namespace string, b *v1alpha1.Broker) *eventingv1.Broker {
 	if b == nil || !b.Create {
 		return nil
 	}
@@ -46,9 +46,11 @@ func broker(kind, namespace, name string, b *v1alpha1.Broker) *eventingv1.Broker
 	return &eventingv1.Broker{
 		TypeMeta: metav1.TypeMeta{APIVersion: eventingv1.SchemeGroupVersion.String(), Kind: "Broker"},
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace:   namespace,
-			Name:        BrokerName(b),
-			Labels:      labels(kind, name, ComponentEventing),
+			Namespace: namespace,
+			Name:      BrokerName(b),
+			// A Broker is shared by every resource that uses it, so it
+			// names none of them: each would take the labels from the other.
+			Labels:      map[string]string{LabelManagedBy: ManagedBy, LabelComponent: ComponentEventing},
 			Annotations: map[string]string{annotationBrokerClass: string(class)},
 		},
 		Spec: eventingv1.BrokerSpec{Delivery: delivery(b.Delivery, nil)},

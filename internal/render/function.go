@@ -71,7 +71,7 @@ func Function(in FunctionInput) (*Objects, error) {
 	if spec.Eventing != nil {
 		eventing = *spec.Eventing
 	}
-	out.Broker = broker(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, eventing.Broker)
+	out.Broker = broker(in.Namespace, eventing.Broker)
 	if out.BuildJob != nil {
 		// Nothing to serve yet; the Triggers follow the Service.
 		return out, nil

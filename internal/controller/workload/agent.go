@@ -104,10 +104,14 @@ func (c *agentClient) Update(ctx context.Context, _ *v1alpha1.LambdaAgent) (mana
 	return managed.ExternalUpdate{}, c.apply(ctx, c.desired, true)
 }
 
-// Delete removes every object of the agent.
-func (c *agentClient) Delete(ctx context.Context, _ *v1alpha1.LambdaAgent) (managed.ExternalDelete, error) {
-	_, err := c.remove(ctx)
-	return managed.ExternalDelete{}, err
+// Delete removes every object of the agent, and the Broker it created once
+// no one else uses it.
+func (c *agentClient) Delete(ctx context.Context, mg *v1alpha1.LambdaAgent) (managed.ExternalDelete, error) {
+	var b *v1alpha1.Broker
+	if e := mg.Spec.ForProvider.Eventing; e != nil {
+		b = e.Broker
+	}
+	return managed.ExternalDelete{}, c.remove(ctx, createdBroker(b))
 }
 
 // Disconnect does nothing: target clients are cached.

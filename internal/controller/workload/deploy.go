@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"slices"
-	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
@@ -32,15 +32,15 @@ const (
 // fieldManagerPrefix starts the field manager of every resource.
 const fieldManagerPrefix = "provider-knative-lambda/"
 
-// ownedKinds are the kinds of object a resource may own. Jobs and
-// ConfigMaps are its builds.
+// ownedKinds are the kinds of object a resource owns alone, found by its
+// labels. Jobs and ConfigMaps are its builds. Brokers are shared, so they are
+// found by name.
 var ownedKinds = []struct {
 	kind  string
 	list  func() client.ObjectList
 	build bool
 }{
 	{kind: "Service", list: func() client.ObjectList { return &servingv1.ServiceList{} }},
-	{kind: "Broker", list: func() client.ObjectList { return &eventingv1.BrokerList{} }},
 	{kind: "Trigger", list: func() client.ObjectList { return &eventingv1.TriggerList{} }},
 	{kind: "Job", list: func() client.ObjectList { return &batchv1.JobList{} }, build: true},
 	{kind: "ConfigMap", list: func() client.ObjectList { return &corev1.ConfigMapList{} }, build: true},
@@ -131,7 +131,7 @@ func (d deployer) observe(ctx context.Context, desired []client.Object) (liveSta
 }
 
 // live finds the live copy of a desired object: one of the resource's own,
-// or a Broker of the namespace that someone else created.
+// or the Broker of the namespace it names.
 func (d deployer) live(ctx context.Context, o client.Object, st liveState) (client.Object, error) {
 	if l, ok := st.objects[key(o)]; ok {
 		return l.obj, nil
@@ -186,28 +186,42 @@ func (d deployer) apply(ctx context.Context, desired []client.Object, prune bool
 	return nil
 }
 
-// remove deletes every object of the resource. A Broker it created goes only
-// once no Trigger of another resource uses it.
-func (d deployer) remove(ctx context.Context) (gone bool, err error) {
+// remove deletes every object of the resource and then, if broker names one
+// this provider created, the Broker too, once no Trigger of another resource
+// uses it.
+func (d deployer) remove(ctx context.Context, broker string) error {
 	st, err := d.observe(ctx, nil)
 	if err != nil {
-		return false, err
+		return err
 	}
 	for k, o := range st.objects {
-		if kind, name, _ := strings.Cut(k, "/"); kind == "Broker" {
-			used, err := d.brokerInUse(ctx, name)
-			if err != nil {
-				return false, err
-			}
-			if used {
-				continue
-			}
-		}
 		if err := d.kube.Delete(ctx, o.obj, client.PropagationPolicy("Background")); client.IgnoreNotFound(err) != nil {
-			return false, errors.Wrapf(err, errFmtDelete, k)
+			return errors.Wrapf(err, errFmtDelete, k)
 		}
 	}
-	return len(st.objects) == 0, nil
+	if broker == "" {
+		return nil
+	}
+	b := &eventingv1.Broker{}
+	if err := d.kube.Get(ctx, client.ObjectKey{Namespace: d.namespace, Name: broker}, b); err != nil {
+		return errors.Wrapf(client.IgnoreNotFound(err), errFmtGet, "Broker/"+broker)
+	}
+	if b.Labels[render.LabelManagedBy] != render.ManagedBy {
+		return nil
+	}
+	used, err := d.brokerInUse(ctx, broker)
+	if err != nil || used {
+		return err
+	}
+	return errors.Wrapf(client.IgnoreNotFound(d.kube.Delete(ctx, b)), errFmtDelete, "Broker/"+broker)
+}
+
+// createdBroker is the Broker a spec has the provider create, or "".
+func createdBroker(b *v1alpha1.Broker) string {
+	if b == nil || !b.Create {
+		return ""
+	}
+	return render.BrokerName(b)
 }
 
 // brokerInUse is true when a Trigger of another resource uses the Broker.
