@@ -142,6 +142,18 @@ func TestFunctionLifecycle(t *testing.T) {
 		return ""
 	})
 
+	// Once the built image is deployed, its build context is not kept.
+	eventually(ctx, t, "the build-context ConfigMap is gone", func() string {
+		l := &corev1.ConfigMapList{}
+		if err := c.List(ctx, l, ours(ns, "hello")...); err != nil {
+			return err.Error()
+		}
+		if len(l.Items) > 0 {
+			return fmt.Sprintf("%d ConfigMaps", len(l.Items))
+		}
+		return ""
+	})
+
 	// The function records that it uses its provider config.
 	usages := &v1alpha1.ProviderConfigUsageList{}
 	if err := c.List(ctx, usages, client.InNamespace(ns)); err != nil {

@@ -147,9 +147,10 @@ func (d deployer) live(ctx context.Context, o client.Object, st liveState) (clie
 }
 
 // apply server-side applies the desired objects. With prune it also deletes
-// the resource's objects that are no longer desired, builds excepted; a
-// build starts without prune, so the Service keeps serving meanwhile. It never
-// takes over a Broker that it did not create.
+// the resource's objects that are no longer desired, and the build-context
+// ConfigMaps, which nothing reads once a built image is deployed; Jobs stay
+// until their TTL. A build starts without prune, so the Service keeps serving
+// meanwhile. It never takes over a Broker that it did not create.
 func (d deployer) apply(ctx context.Context, desired []client.Object, prune bool) error {
 	st, err := d.observe(ctx, desired)
 	if err != nil {
@@ -176,7 +177,8 @@ func (d deployer) apply(ctx context.Context, desired []client.Object, prune bool
 		}
 	}
 	for k, o := range st.objects {
-		if !prune || want[k] || o.build {
+		_, isConfigMap := o.obj.(*corev1.ConfigMap)
+		if !prune || want[k] || (o.build && !isConfigMap) {
 			continue
 		}
 		if err := d.kube.Delete(ctx, o.obj); client.IgnoreNotFound(err) != nil {
