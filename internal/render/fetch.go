@@ -6,7 +6,9 @@ import (
 )
 
 // The fetch scripts are fixed text. User values reach them only as
-// environment variables, always quoted, so no value is ever parsed as shell.
+// environment variables, always quoted, so no value is ever parsed as shell;
+// git's arguments follow "--", and S3's start with s3://, so none is ever
+// taken for an option.
 const (
 	gitFetchScript = `set -eu
 export HOME=/workspace/.home
@@ -33,7 +35,7 @@ set -- --only-show-errors
 if [ -n "${S3_ENDPOINT:-}" ]; then set -- "$@" --endpoint-url "$S3_ENDPOINT"; fi
 if [ -z "${AWS_ACCESS_KEY_ID:-}" ]; then set -- "$@" --no-sign-request; fi
 if [ -n "${S3_KEY:-}" ]; then
-  aws s3 cp "$@" -- "s3://$S3_BUCKET/$S3_KEY" /workspace/.object
+  aws s3 cp "$@" "s3://$S3_BUCKET/$S3_KEY" /workspace/.object
   case "$S3_KEY" in
     *.tar.gz|*.tgz) tar -xzf /workspace/.object -C /workspace/src ;;
     *.tar) tar -xf /workspace/.object -C /workspace/src ;;
@@ -41,7 +43,7 @@ if [ -n "${S3_KEY:-}" ]; then
   esac
   rm -f /workspace/.object
 else
-  aws s3 cp "$@" --recursive -- "s3://$S3_BUCKET/$S3_PREFIX" /workspace/src
+  aws s3 cp "$@" --recursive "s3://$S3_BUCKET/$S3_PREFIX" /workspace/src
 fi
 cp -RL /build/. /workspace/
 rm -rf /workspace/.home
