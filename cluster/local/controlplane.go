@@ -47,8 +47,9 @@ type Options struct {
 
 // A ControlPlane is a running etcd and kube-apiserver.
 type ControlPlane struct {
-	env     *envtest.Environment
-	dataDir string
+	env         *envtest.Environment
+	dataDir     string
+	removeShims func()
 
 	// Config authenticates as a cluster administrator.
 	Config *rest.Config
@@ -80,17 +81,26 @@ func Start(_ context.Context, o Options) (*ControlPlane, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, errTempDir)
 	}
+	launchDir, removeShims, err := deathsigShims(o.BinDir)
+	if err != nil {
+		_ = os.RemoveAll(dataDir)
+		return nil, err
+	}
 
 	env := &envtest.Environment{
-		BinaryAssetsDirectory:    o.BinDir,
+		BinaryAssetsDirectory:    launchDir,
 		CRDs:                     o.CRDs,
 		ErrorIfCRDPathMissing:    true,
 		ControlPlaneStartTimeout: 60 * time.Second,
 		ControlPlaneStopTimeout:  20 * time.Second,
 	}
-	etcd := &envtest.Etcd{DataDir: dataDir}
+	// Paths, not just the folder: envtest prefers $KUBEBUILDER_ASSETS over
+	// its folder option, and these must be the binaries (or shims) chosen
+	// here.
+	etcd := &envtest.Etcd{DataDir: dataDir, Path: filepath.Join(launchDir, BinaryEtcd)}
 	env.ControlPlane.Etcd = etcd
 	api := env.ControlPlane.GetAPIServer()
+	api.Path = filepath.Join(launchDir, BinaryKubeAPIServer)
 	api.SecurePort = o.Port
 	if o.Out != nil {
 		etcd.Out, etcd.Err = o.Out, o.Out
@@ -101,9 +111,10 @@ func Start(_ context.Context, o Options) (*ControlPlane, error) {
 	if err != nil {
 		_ = env.Stop()
 		_ = os.RemoveAll(dataDir)
+		removeShims()
 		return nil, errors.Wrap(err, errStart)
 	}
-	return &ControlPlane{env: env, dataDir: dataDir, Config: cfg}, nil
+	return &ControlPlane{env: env, dataDir: dataDir, removeShims: removeShims, Config: cfg}, nil
 }
 
 // WriteKubeconfig writes a kubeconfig for the administrator to path.
@@ -118,5 +129,6 @@ func (c *ControlPlane) WriteKubeconfig(path string) error {
 func (c *ControlPlane) Stop() error {
 	err := c.env.Stop()
 	_ = os.RemoveAll(c.dataDir)
+	c.removeShims()
 	return errors.Wrap(err, errStop)
 }

@@ -1,9 +1,12 @@
 package local
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -249,4 +252,60 @@ func processesFrom(t *testing.T, dir string) []string {
 		}
 	}
 	return found
+}
+
+// envOrphan makes the test binary a process that starts a control plane and
+// waits to be killed; TestNoOrphansWhenKilled runs it.
+const envOrphan = "LAMBDA_TEST_ORPHAN_BIN_DIR"
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(envOrphan); dir != "" {
+		if _, err := Start(context.Background(), Options{BinDir: dir}); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("started")
+		select {}
+	}
+	os.Exit(m.Run())
+}
+
+// TestNoOrphansWhenKilled starts a control plane in a child process and kills
+// that process with SIGKILL, as a test timeout or a panic would end it
+// without any cleanup: etcd and kube-apiserver must not outlive it.
+func TestNoOrphansWhenKilled(t *testing.T) {
+	if _, err := exec.LookPath("setpriv"); err != nil {
+		t.Skip("setpriv (util-linux) is not installed, so the control plane cannot ask the kernel to end it with its parent")
+	}
+	bin := linkedBinaries(t)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envOrphan+"="+bin)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || strings.TrimSpace(line) != "started" {
+		_ = cmd.Process.Kill()
+		t.Fatalf("the child did not start a control plane: %q, %v", line, err)
+	}
+	if running := processesFrom(t, bin); len(running) != 2 {
+		_ = cmd.Process.Kill()
+		t.Fatalf("want etcd and kube-apiserver running in the child from %s, found %v", bin, running)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(processesFrom(t, bin)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if left := processesFrom(t, bin); len(left) > 0 {
+		t.Errorf("processes outlived the killed parent: %v", left)
+	}
 }
