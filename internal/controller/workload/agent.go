@@ -71,11 +71,7 @@ func (c *agentClient) addresses(ctx context.Context, mg *v1alpha1.LambdaAgent) (
 				}
 				continue
 			}
-			var b *v1alpha1.Broker
-			if a.Spec.ForProvider.Eventing != nil {
-				b = a.Spec.ForProvider.Eventing.Broker
-			}
-			targets[render.ForwardTargetKey(t)] = render.BrokerName(b)
+			targets[render.ForwardTargetKey(t)] = render.BrokerName(a.Spec.ForProvider.Eventing.GetBroker())
 		}
 	}
 	addrs := map[string]string{}
@@ -107,11 +103,7 @@ func (c *agentClient) Update(ctx context.Context, _ *v1alpha1.LambdaAgent) (mana
 // Delete removes every object of the agent, and the Broker it created once
 // no one else uses it.
 func (c *agentClient) Delete(ctx context.Context, mg *v1alpha1.LambdaAgent) (managed.ExternalDelete, error) {
-	var b *v1alpha1.Broker
-	if e := mg.Spec.ForProvider.Eventing; e != nil {
-		b = e.Broker
-	}
-	return managed.ExternalDelete{}, c.remove(ctx, createdBroker(b))
+	return managed.ExternalDelete{}, c.remove(ctx, createdBroker(mg.Spec.ForProvider.Eventing.GetBroker()))
 }
 
 // Disconnect does nothing: target clients are cached.

@@ -234,11 +234,7 @@ func took(b *v1alpha1.BuildObservation) time.Duration {
 // Delete removes every object of the function, and the Broker it created
 // once no one else uses it.
 func (c *functionClient) Delete(ctx context.Context, mg *v1alpha1.LambdaFunction) (managed.ExternalDelete, error) {
-	var b *v1alpha1.Broker
-	if e := mg.Spec.ForProvider.Eventing; e != nil {
-		b = e.Broker
-	}
-	return managed.ExternalDelete{}, c.remove(ctx, createdBroker(b))
+	return managed.ExternalDelete{}, c.remove(ctx, createdBroker(mg.Spec.ForProvider.Eventing.GetBroker()))
 }
 
 // Disconnect does nothing: target clients are cached, not per reconcile.

@@ -1,0 +1,19 @@
+package v1alpha1
+
+// GetBroker returns the Broker of a function's eventing; nil when either is
+// unset, so callers need not check both.
+func (e *FunctionEventing) GetBroker() *Broker {
+	if e == nil {
+		return nil
+	}
+	return e.Broker
+}
+
+// GetBroker returns the Broker of an agent's eventing; nil when either is
+// unset, so callers need not check both.
+func (e *AgentEventing) GetBroker() *Broker {
+	if e == nil {
+		return nil
+	}
+	return e.Broker
+}
