@@ -67,7 +67,7 @@ func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged)
 		return Config{}, errors.Errorf(errFmtUnknownPCKind, ref.Kind)
 	}
 
-	cfg := Config{Defaults: defaults(build)}
+	cfg := Config{Defaults: render.BuildDefaults(build)}
 	if source != v1alpha1.CredentialsSourceSecret {
 		return cfg, nil
 	}
@@ -84,25 +84,4 @@ func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged)
 	}
 	cfg.Kubeconfig = kc
 	return cfg, nil
-}
-
-// defaults converts a provider config's build defaults for render.
-func defaults(b *v1alpha1.BuildDefaults) render.Defaults {
-	if b == nil {
-		return render.Defaults{}
-	}
-	d := render.Defaults{InsecureRegistries: b.InsecureRegistries}
-	if b.Registry != nil {
-		d.Registry = string(*b.Registry)
-	}
-	if b.ExecutorImage != nil {
-		d.ExecutorImage = *b.ExecutorImage
-	}
-	if b.CacheRepo != nil {
-		d.CacheRepo = string(*b.CacheRepo)
-	}
-	if b.PushSecretRef != nil {
-		d.PushSecretName = string(b.PushSecretRef.Name)
-	}
-	return d
 }

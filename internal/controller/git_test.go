@@ -110,7 +110,7 @@ func TestGitSource(t *testing.T) {
 	defer cancel()
 	g := startGitServer(t)
 	first := git(t, g.work, "rev-parse", "HEAD")
-	_, c, ns := newScene(ctx, t, "git", func(d *dependencies) { d.Git = g.resolver() })
+	_, c, ns := newScene(ctx, t, "git", func(d *dependencies) { d.Sources.Git = g.resolver() })
 	fn := newFunction(ns, "from-git", "")
 	fn.Spec.ForProvider.Source = v1alpha1.FunctionSource{Git: &v1alpha1.GitSource{URL: "https://git.lambda.test/functions.git", Ref: "main"}}
 	if err := c.Create(ctx, fn); err != nil {

@@ -104,7 +104,7 @@ func TestS3Source(t *testing.T) {
 	s3 := startS3Server(t)
 	s3.put(t, "hello/main.py", "def handler(event, context):\n    return 1\n")
 	s3.put(t, "hello/requirements.txt", "")
-	_, c, ns := newScene(ctx, t, "s3", func(d *dependencies) { d.S3 = s3.resolver() })
+	_, c, ns := newScene(ctx, t, "s3", func(d *dependencies) { d.Sources.S3 = s3.resolver() })
 	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s3-creds"}, StringData: map[string]string{
 		"AWS_ACCESS_KEY_ID": s3Access, "AWS_SECRET_ACCESS_KEY": s3Secret,
 	}}

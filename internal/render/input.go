@@ -30,6 +30,28 @@ type Defaults struct {
 	InsecureRegistries []string
 }
 
+// BuildDefaults are the Defaults of a ProviderConfig's or a function Input's
+// build settings.
+func BuildDefaults(b *v1alpha1.BuildDefaults) Defaults {
+	if b == nil {
+		return Defaults{}
+	}
+	d := Defaults{InsecureRegistries: b.InsecureRegistries}
+	if b.Registry != nil {
+		d.Registry = string(*b.Registry)
+	}
+	if b.ExecutorImage != nil {
+		d.ExecutorImage = *b.ExecutorImage
+	}
+	if b.CacheRepo != nil {
+		d.CacheRepo = string(*b.CacheRepo)
+	}
+	if b.PushSecretRef != nil {
+		d.PushSecretName = string(b.PushSecretRef.Name)
+	}
+	return d
+}
+
 // Observed are facts about the cluster that render cannot know by itself.
 type Observed struct {
 	// SourceIdentity of a git or S3 source: the commit a git ref resolved to,

@@ -11,6 +11,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -36,7 +37,7 @@ func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (ma
 	}
 	objs, err := render.Agent(render.AgentInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Observed: render.Observed{ForwardAddresses: addrs}})
 	if err != nil {
-		mg.SetConditions(notReady(mg, ReasonInvalid, err.Error()))
+		mg.SetConditions(notReady(mg, v1alpha1.ReasonInvalid, err.Error()))
 		return managed.ExternalObservation{}, errors.Wrap(err, errRender)
 	}
 	c.desired = objs.All()
@@ -83,7 +84,7 @@ func (c *agentClient) addresses(ctx context.Context, mg *v1alpha1.LambdaAgent) (
 			}
 			continue
 		}
-		if a := brokerAddress(b); a != "" {
+		if a := observe.BrokerAddress(b); a != "" {
 			addrs[key] = a
 		}
 	}

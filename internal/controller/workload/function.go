@@ -17,7 +17,6 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
-	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
 const (
@@ -58,14 +57,14 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 	if spec.Source.Git != nil || spec.Source.S3 != nil {
 		id, err := c.resolveSource(ctx, spec.Source)
 		if err != nil {
-			mg.SetConditions(notReady(mg, ReasonSourceUnresolved, err.Error()))
+			mg.SetConditions(notReady(mg, v1alpha1.ReasonSourceUnresolved, err.Error()))
 			return managed.ExternalObservation{}, err
 		}
 		in.Observed.SourceIdentity = id
 	}
 	objs, err := render.Function(in)
 	if err != nil {
-		mg.SetConditions(notReady(mg, ReasonInvalid, err.Error()))
+		mg.SetConditions(notReady(mg, v1alpha1.ReasonInvalid, err.Error()))
 		return managed.ExternalObservation{}, errors.Wrap(err, errRender)
 	}
 
@@ -85,7 +84,7 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 			}
 			at.Phase = v1alpha1.PhasePending
 			at.Build = &v1alpha1.BuildObservation{Identity: objs.BuildIdentity, JobName: objs.BuildJob.Name}
-			mg.SetConditions(notReady(mg, ReasonBuilding, "starting build "+objs.BuildJob.Name))
+			mg.SetConditions(notReady(mg, v1alpha1.ReasonBuilding, "starting build "+objs.BuildJob.Name))
 			return managed.ExternalObservation{ResourceExists: st.exists, ResourceUpToDate: false}, nil
 		}
 		if err != nil {
@@ -98,21 +97,21 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 		at.Build = &v1alpha1.BuildObservation{
 			Identity: objs.BuildIdentity, JobName: job.Name,
 			StartedAt: job.Status.StartTime, CompletedAt: job.Status.CompletionTime,
-			Message: o.message, Digest: o.digest,
+			Message: o.Message, Digest: o.Digest,
 		}
 		switch {
-		case o.failed:
+		case o.Failed:
 			// Nothing is retried and nothing deployed changes until the
 			// code, runtime or build settings do.
 			at.Phase = v1alpha1.PhaseFailed
-			mg.SetConditions(notReady(mg, ReasonBuildFailed, fmt.Sprintf(msgFmtBuildFails, job.Name, o.message)))
+			mg.SetConditions(notReady(mg, v1alpha1.ReasonBuildFailed, fmt.Sprintf(msgFmtBuildFails, job.Name, o.Message)))
 			return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
-		case !o.done:
+		case !o.Done:
 			at.Phase = v1alpha1.PhaseBuilding
-			mg.SetConditions(notReady(mg, ReasonBuilding, fmt.Sprintf(msgFmtBuilding, objs.Image, job.Name)))
+			mg.SetConditions(notReady(mg, v1alpha1.ReasonBuilding, fmt.Sprintf(msgFmtBuilding, objs.Image, job.Name)))
 			return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
 		}
-		in.Observed.Build = &render.Build{Identity: objs.BuildIdentity, Digest: o.digest}
+		in.Observed.Build = &render.Build{Identity: objs.BuildIdentity, Digest: o.Digest}
 		if objs, err = render.Function(in); err != nil {
 			return managed.ExternalObservation{}, errors.Wrap(err, errRender)
 		}
@@ -130,30 +129,11 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 // credentials of its Secret, which lives beside the build in the target
 // namespace.
 func (c *functionClient) resolveSource(ctx context.Context, src v1alpha1.FunctionSource) (string, error) {
-	if g := src.Git; g != nil {
-		data, err := c.secret(ctx, g.SecretRef)
-		if err != nil {
-			return "", err
-		}
-		var creds *source.Credentials
-		if u, ok := data["username"]; ok {
-			creds = &source.Credentials{Username: string(u), Password: string(data["password"])}
-		}
-		return c.git.Resolve(ctx, g.URL, g.Ref, creds)
-	}
-	s := src.S3
-	data, err := c.secret(ctx, s.SecretRef)
+	data, err := c.secret(ctx, src.CredentialsRef())
 	if err != nil {
 		return "", err
 	}
-	var creds *source.S3Credentials
-	if id, ok := data["AWS_ACCESS_KEY_ID"]; ok {
-		creds = &source.S3Credentials{AccessKeyID: string(id), SecretAccessKey: string(data["AWS_SECRET_ACCESS_KEY"])}
-	}
-	return c.s3.Resolve(ctx, source.S3Location{
-		Endpoint: string(ptrValue(s.Endpoint)), Bucket: s.Bucket,
-		Key: string(ptrValue(s.Key)), Prefix: string(ptrValue(s.Prefix)), Region: s.Region,
-	}, creds)
+	return c.sources.Resolve(ctx, src, data)
 }
 
 // secret reads a source's credentials Secret in the target namespace; no
@@ -167,14 +147,6 @@ func (c *functionClient) secret(ctx context.Context, ref *v1alpha1.LocalObjectRe
 		return nil, errors.Wrapf(err, errFmtSourceSecret, ref.Name)
 	}
 	return s.Data, nil
-}
-
-func ptrValue[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }
 
 // Create applies what Observe rendered: a build, or the deployed objects.

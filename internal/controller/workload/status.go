@@ -6,8 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
-	"knative.dev/pkg/apis"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -17,18 +15,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
-)
-
-// Reasons a resource is not Ready.
-const (
-	ReasonBuilding    xpv2.ConditionReason = "Building"
-	ReasonBuildFailed xpv2.ConditionReason = "BuildFailed"
-	ReasonDeploying   xpv2.ConditionReason = "Deploying"
-	ReasonWaiting     xpv2.ConditionReason = "Waiting"
-	ReasonInvalid     xpv2.ConditionReason = "InvalidSpec"
-
-	ReasonSourceUnresolved xpv2.ConditionReason = "SourceUnresolved"
 )
 
 // Reasons of the events a resource gets.
@@ -66,29 +54,22 @@ func notReady(mg resource.Managed, reason xpv2.ConditionReason, msg string) xpv2
 // reports, in its status and conditions, how far Knative has got.
 func (d deployer) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservation, objs *render.Objects, st liveState) managed.ExternalObservation {
 	at.Image = objs.Image
-	at.Eventing = eventingOf(objs)
-	at.URL, at.LatestReadyRevision = "", ""
-	ready, readyMsg := false, "the Knative Service has no Ready condition yet"
+	at.Eventing = observe.Eventing(objs)
+	svc := observe.ServiceState{Message: "the Knative Service does not exist yet"}
 	if l, ok := st.objects["Service/"+d.name]; ok {
-		svc := l.obj.(*servingv1.Service) //nolint:forcetypeassert // Listed as a Service.
-		if svc.Status.URL != nil {
-			at.URL = svc.Status.URL.String()
-		}
-		at.LatestReadyRevision = svc.Status.LatestReadyRevisionName
-		if c := svc.Status.GetCondition(apis.ConditionReady); c != nil {
-			ready, readyMsg = c.IsTrue(), strings.TrimSpace(c.Reason+": "+c.Message)
-		}
+		svc = observe.Service(l.obj.(*servingv1.Service)) //nolint:forcetypeassert // Listed as a Service.
 	}
+	at.URL, at.LatestReadyRevision = svc.URL, svc.LatestReadyRevision
 	switch {
 	case !st.upToDate:
 		at.Phase = v1alpha1.PhaseDeploying
-		mg.SetConditions(notReady(mg, ReasonDeploying, "applying: "+strings.Join(st.differences, "; ")))
+		mg.SetConditions(notReady(mg, v1alpha1.ReasonDeploying, "applying: "+strings.Join(st.differences, "; ")))
 	case len(objs.Pending) > 0:
 		at.Phase = v1alpha1.PhaseDeploying
-		mg.SetConditions(notReady(mg, ReasonWaiting, strings.Join(objs.Pending, "; ")))
-	case !ready:
+		mg.SetConditions(notReady(mg, v1alpha1.ReasonWaiting, strings.Join(objs.Pending, "; ")))
+	case !svc.Ready:
 		at.Phase = v1alpha1.PhaseDeploying
-		mg.SetConditions(notReady(mg, ReasonDeploying, "waiting for the Knative Service to be Ready: "+readyMsg))
+		mg.SetConditions(notReady(mg, v1alpha1.ReasonDeploying, "waiting for the Knative Service to be Ready: "+svc.Message))
 	default:
 		at.Phase = v1alpha1.PhaseReady
 		mg.SetConditions(xpv2.Available().WithObservedGeneration(mg.GetGeneration()))
@@ -98,28 +79,4 @@ func (d deployer) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservation
 		obs.ConnectionDetails = managed.ConnectionDetails{ConnectionDetailURL: []byte(at.URL)}
 	}
 	return obs
-}
-
-// eventingOf names a resource's Broker and Triggers.
-func eventingOf(objs *render.Objects) *v1alpha1.EventingObservation {
-	if objs.Broker == nil && len(objs.Triggers) == 0 {
-		return nil
-	}
-	e := &v1alpha1.EventingObservation{}
-	if objs.Broker != nil {
-		e.Broker = objs.Broker.Name
-	}
-	for _, t := range objs.Triggers {
-		e.Broker = t.Spec.Broker
-		e.Triggers = append(e.Triggers, t.Name)
-	}
-	return e
-}
-
-// brokerAddress is the address a Broker reports, or "" before it has one.
-func brokerAddress(b *eventingv1.Broker) string {
-	if b.Status.Address == nil || b.Status.Address.URL == nil {
-		return ""
-	}
-	return b.Status.Address.URL.String()
 }

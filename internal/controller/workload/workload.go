@@ -76,20 +76,16 @@ func busy(p v1alpha1.Phase) bool {
 type Dependencies struct {
 	// Targets hands out target cluster clients.
 	Targets *clients.Cache
-	// Git resolves git refs to commits.
-	Git *source.GitResolver
-	// S3 resolves S3 locations to the identity of their objects.
-	S3 *source.S3Resolver
+	// Sources resolves git and S3 sources to their identity.
+	Sources source.Resolver
 }
 
 // DefaultDependencies are the provider's: target clients cached per
 // credential set, and git and S3 reached only through the safe dialer.
 func DefaultDependencies(mgr ctrl.Manager) Dependencies {
-	safe := source.HTTPClient(source.SafeDialer())
 	return Dependencies{
 		Targets: clients.NewCache(mgr.GetClient(), clients.NewTargetClient),
-		Git:     source.NewGitResolver(safe),
-		S3:      source.NewS3Resolver(safe),
+		Sources: source.NewResolver(source.HTTPClient(source.SafeDialer())),
 	}
 }
 
@@ -98,10 +94,9 @@ type connection struct {
 	deployer
 	defaults render.Defaults
 	// local reads the provider's own cluster.
-	local  client.Reader
-	record event.Recorder
-	git    *source.GitResolver
-	s3     *source.S3Resolver
+	local   client.Reader
+	record  event.Recorder
+	sources source.Resolver
 }
 
 // A connector resolves a resource's provider config and connects to its
@@ -130,7 +125,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	}
 	return c.kind.external(connection{
 		deployer: deployer{kube: kube, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()},
-		defaults: cfg.Defaults, local: c.local, record: c.record, git: c.deps.Git, s3: c.deps.S3,
+		defaults: cfg.Defaults, local: c.local, record: c.record, sources: c.deps.Sources,
 	}), nil
 }
 

@@ -1,0 +1,14 @@
+package v1alpha1
+
+import xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+// Reasons a workload is not Ready. Managed resources carry them on their
+// Ready condition, composite resources on Reconciling or Stalled.
+const (
+	ReasonBuilding         xpv2.ConditionReason = "Building"
+	ReasonBuildFailed      xpv2.ConditionReason = "BuildFailed"
+	ReasonDeploying        xpv2.ConditionReason = "Deploying"
+	ReasonWaiting          xpv2.ConditionReason = "Waiting"
+	ReasonInvalid          xpv2.ConditionReason = "InvalidSpec"
+	ReasonSourceUnresolved xpv2.ConditionReason = "SourceUnresolved"
+)

@@ -1,0 +1,87 @@
+package observe
+
+import (
+	"regexp"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// LabelJobName is how the Job controller labels a Job's pods.
+const LabelJobName = "batch.kubernetes.io/job-name"
+
+// MsgNoDigest says a build succeeded without reporting what it pushed.
+const MsgNoDigest = "the build reported success but no image digest: its termination message is not a sha256 digest"
+
+// maxBuildMessage bounds how much of Kaniko's log a status carries.
+const maxBuildMessage = 1024
+
+var digestPattern = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
+
+// A BuildOutcome is what a build Job says of itself.
+type BuildOutcome struct {
+	Done, Failed bool
+	Digest       string
+	Message      string
+}
+
+// Finished reports whether a Job has reached a terminal condition, after
+// which its pods say how it went.
+func Finished(job *batchv1.Job) bool {
+	for _, c := range job.Status.Conditions {
+		if c.Status == corev1.ConditionTrue && (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) {
+			return true
+		}
+	}
+	return false
+}
+
+// Build reads a build Job's conditions and, once it has finished, its pods'
+// termination messages: the digest on success (Kaniko writes it with
+// --digest-file=/dev/termination-log), the end of Kaniko's log on failure.
+// A Job that completed without a digest has failed: nothing can be deployed.
+func Build(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
+	var o BuildOutcome
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type { //nolint:exhaustive // Only the terminal conditions matter.
+		case batchv1.JobComplete:
+			o.Done = true
+		case batchv1.JobFailed:
+			o.Failed, o.Message = true, strings.TrimSpace(c.Reason+": "+c.Message)
+		}
+	}
+	if !o.Done && !o.Failed {
+		return o
+	}
+	for _, p := range pods {
+		for _, cs := range p.Status.ContainerStatuses {
+			t := cs.State.Terminated
+			if t == nil {
+				continue
+			}
+			msg := strings.TrimSpace(t.Message)
+			switch {
+			case o.Done && t.ExitCode == 0 && digestPattern.MatchString(msg):
+				o.Digest = msg
+			case o.Failed && t.ExitCode != 0 && msg != "":
+				o.Message = tail(msg, maxBuildMessage)
+			}
+		}
+	}
+	if o.Done && o.Digest == "" {
+		o.Done, o.Failed, o.Message = false, true, MsgNoDigest
+	}
+	return o
+}
+
+// tail keeps the end of a log, where the error is.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
