@@ -21,7 +21,7 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 # The local control plane and the tests find etcd and kube-apiserver here.
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build vet test fuzz run generate check-generated tools controlplane testservers clean
+.PHONY: all build vet test fuzz run generate check-generated tools controlplane testservers crossplane clean
 
 all: build vet
 
@@ -40,26 +40,41 @@ controlplane:
 testservers:
 	@$(GOBUILD) versitygw cluster/local/build/versitygw github.com/versity/versitygw/cmd/versitygw
 
+## crossplane: the Crossplane CLI, for crossplane render and validate in the tests.
+CROSSPLANE_MOD := cluster/local/build/crossplane
+CROSSPLANE_VERSION := $(shell awk '$$1=="require" && $$2=="github.com/crossplane/crossplane/v2" {print $$3}' $(CROSSPLANE_MOD)/go.mod)
+crossplane:
+	@$(GOBUILD) crossplane $(CROSSPLANE_MOD) github.com/crossplane/crossplane/v2/cmd/crank \
+		"-X github.com/crossplane/crossplane/v2/internal/version.version=$(CROSSPLANE_VERSION)"
+
 ## tools: the code generators, pinned in cluster/tools.
 tools:
 	@$(GOBUILD) controller-gen cluster/tools sigs.k8s.io/controller-tools/cmd/controller-gen
 	@$(GOBUILD) angryjet cluster/tools github.com/crossplane/crossplane-tools/cmd/angryjet
 
-## generate: deepcopy, CRDs (package/crds) and crossplane-runtime method sets.
+## generate: deepcopy, CRDs, XRDs and Compositions, and crossplane-runtime
+## method sets. The provider's CRDs go to package/crds, the function Input's
+## to package/function/input; the platform API's CRDs are only the source of
+## the XRDs in package/configuration.
+PLATFORM_CRDS := $(CACHE)/platform-crds
 generate: tools
-	rm -f package/crds/*.yaml
-	$(BIN)/controller-gen object:headerFile=cluster/tools/boilerplate.go.txt \
-		crd:crdVersions=v1 paths=./apis/... output:artifacts:config=package/crds
+	rm -rf package/crds/*.yaml package/function/input/*.yaml $(PLATFORM_CRDS)
+	$(BIN)/controller-gen object:headerFile=cluster/tools/boilerplate.go.txt paths=./apis/... paths=./fn/input/...
+	$(BIN)/controller-gen crd:crdVersions=v1 paths=./apis/v1alpha1/... output:artifacts:config=package/crds
+	$(BIN)/controller-gen crd:crdVersions=v1 paths=./fn/input/... output:artifacts:config=package/function/input
+	$(BIN)/controller-gen crd:crdVersions=v1 paths=./apis/platform/... output:artifacts:config=$(PLATFORM_CRDS)
+	go run ./apis/platform/generate $(PLATFORM_CRDS) package/configuration
 	$(BIN)/angryjet generate-methodsets --header-file=cluster/tools/boilerplate.go.txt ./apis/...
 
 ## check-generated: fail when generated files differ from what make generate writes.
+GENERATED := ':(glob)apis/**/zz_generated*.go' ':(glob)fn/**/zz_generated*.go' package/crds package/function package/configuration
 check-generated: generate
-	@if [ -n "$$(git status --porcelain -- ':(glob)apis/**/zz_generated*.go' package/crds)" ]; then \
+	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
 		echo "generated files are stale; run make generate and commit:"; \
-		git status --porcelain -- ':(glob)apis/**/zz_generated*.go' package/crds; exit 1; fi
+		git status --porcelain -- $(GENERATED); exit 1; fi
 
 ## test: every test, against a real kube-apiserver and etcd.
-test: controlplane testservers
+test: controlplane testservers crossplane
 	go test -count=1 ./...
 
 ## fuzz: each fuzz target for FUZZTIME; render may refuse any spec, never panic.

@@ -1,0 +1,30 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+)
+
+// An AgentSpec is what an application team asks of an agent: the same
+// parameters as a LambdaAgent's forProvider.
+type AgentSpec struct {
+	v1alpha1.LambdaAgentParameters `json:",inline"`
+}
+
+// An AgentStatus is what the composition function reports of an agent.
+type AgentStatus struct {
+	v1alpha1.WorkloadObservation `json:",inline"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=agents,scope=Namespaced,categories={lambda}
+
+// An Agent is an AI agent as a composite resource.
+type Agent struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   AgentSpec   `json:"spec"`
+	Status AgentStatus `json:"status,omitempty"`
+}

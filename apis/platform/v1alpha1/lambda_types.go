@@ -1,0 +1,31 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+)
+
+// A LambdaSpec is what an application team asks of a function: the same
+// parameters as a LambdaFunction's forProvider.
+type LambdaSpec struct {
+	v1alpha1.LambdaFunctionParameters `json:",inline"`
+}
+
+// A LambdaStatus is what the composition function reports of a function:
+// the same observation as a LambdaFunction's atProvider.
+type LambdaStatus struct {
+	v1alpha1.LambdaFunctionObservation `json:",inline"`
+}
+
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:path=lambdas,scope=Namespaced,categories={lambda}
+
+// A Lambda is a function as a composite resource.
+type Lambda struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   LambdaSpec   `json:"spec"`
+	Status LambdaStatus `json:"status,omitempty"`
+}

@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+// Keys of the resources a Direct pass requires.
+const (
+	requireProviderConfig = "provider-config"
+	requireCredentials    = "source-credentials"
+	requireBuildPods      = "build-pods"
+	requireForwardAgent   = "forward-agent-"
+	requireBroker         = "broker-"
+)
+
+const (
+	msgWaitRequired       = "waiting for Crossplane to supply the resources this pass requires"
+	msgFmtNoProvider      = "the %s %s that the function's Input names does not exist"
+	msgFmtNoSecret        = "the source credentials Secret %s does not exist in namespace %s"
+	msgFmtStarting        = "starting build %s"
+	msgFmtBuilding        = "building %s in Job %s"
+	msgFmtBuildFails      = "build %s failed: %s"
+	msgFmtServiceNotReady = "waiting for the Knative Service to be Ready: %s"
+	msgNoService          = "the Knative Service does not exist yet"
+)
+
+// directFunction composes a Lambda's build, Knative Service, Broker and
+// Triggers. The Service appears once the build of the current code has
+// succeeded; until then a Service already running keeps its image.
+func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources SourceResolver) (outcome, error) {
+	xr := p.xr.lambdaXR
+	spec := xr.Spec.LambdaFunctionParameters
+	rin := render.FunctionInput{Namespace: p.xr.namespace, Name: p.xr.name, Spec: spec, Rebuild: xr.GetAnnotations()[v1alpha1.AnnotationRebuild]}
+	status := &xr.Status.LambdaFunctionObservation
+	// What was observed stays in the status when this pass stops early.
+	if err := p.setStatus(status); err != nil {
+		return outcome{}, err
+	}
+	if b := status.Build; b != nil && b.Digest != "" {
+		rin.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
+	}
+
+	d, o, ok, err := p.defaults(in)
+	if err != nil || !ok {
+		p.keep(all)
+		return o, err
+	}
+	rin.Defaults = d
+	if spec.Source.Git != nil || spec.Source.S3 != nil {
+		secret, o, ok, err := p.credentials(spec.Source.CredentialsRef())
+		if err != nil || !ok {
+			p.keep(all)
+			return o, err
+		}
+		id, err := sources.Resolve(ctx, spec.Source, secret)
+		if err != nil {
+			p.keep(all)
+			return stalled(v1alpha1.ReasonSourceUnresolved, err.Error()), nil
+		}
+		rin.Observed.SourceIdentity = id
+	}
+	objs, err := render.Function(rin)
+	if err != nil {
+		p.keep(all)
+		return stalled(v1alpha1.ReasonInvalid, err.Error()), nil
+	}
+
+	if objs.BuildJob != nil {
+		o, digest, err := p.followBuild(objs, status)
+		if err != nil || digest == "" {
+			// The build's objects and whatever serves meanwhile; an older
+			// build's objects go.
+			if err := p.compose(buildObjects(objs)...); err != nil {
+				return outcome{}, err
+			}
+			p.keep(workloadObject)
+			return o, p.setStatus(status)
+		}
+		// The Job stays desired for this one pass, until its digest is in
+		// the status: it is the only record of the build meanwhile.
+		if err := p.compose(buildObjects(objs)...); err != nil {
+			return outcome{}, err
+		}
+		rin.Observed.Build = &render.Build{Identity: objs.BuildIdentity, Digest: digest}
+		if objs, err = render.Function(rin); err != nil {
+			return outcome{}, err
+		}
+	}
+	o, err = p.deployed(objs, &status.WorkloadObservation)
+	if err != nil {
+		return outcome{}, err
+	}
+	return o, p.setStatus(status)
+}
+
+// buildObjects are the objects of a build, and the Broker, which does not
+// wait for it.
+func buildObjects(objs *render.Objects) []client.Object {
+	out := []client.Object{objs.BuildContext, objs.BuildJob}
+	if objs.Broker != nil {
+		out = append(out, objs.Broker)
+	}
+	return out
+}
+
+// workloadObject is what serves while a build runs: anything but an older
+// build's Job and ConfigMap.
+func workloadObject(_ resource.Name, o *composed.Unstructured) bool {
+	return o.GetKind() != "Job" && o.GetKind() != "ConfigMap"
+}
+
+// followBuild reads the build Job of the current identity into the status.
+// It returns the pushed image's digest once the build has succeeded, and
+// otherwise where the build stands.
+func (p *pass) followBuild(objs *render.Objects, status *v1alpha1.LambdaFunctionObservation) (outcome, string, error) {
+	name := objs.BuildJob.Name
+	status.Build = &v1alpha1.BuildObservation{Identity: objs.BuildIdentity, JobName: name}
+	job := &batchv1.Job{}
+	exists, err := p.observedAs(objs.BuildJob, job)
+	if err != nil || !exists {
+		return progressing(v1alpha1.PhasePending, v1alpha1.ReasonBuilding, fmt.Sprintf(msgFmtStarting, name)), "", err
+	}
+	var pods []corev1.Pod
+	if observe.Finished(job) {
+		// The pods' termination messages say what the build pushed or why
+		// it failed.
+		items, ok, err := p.require(requireBuildPods, byLabels("v1", "Pod", job.Namespace, map[string]string{observe.LabelJobName: name}))
+		if err != nil || !ok {
+			return progressing(v1alpha1.PhaseBuilding, v1alpha1.ReasonBuilding, msgWaitRequired), "", err
+		}
+		for _, u := range items {
+			pod := corev1.Pod{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pod); err != nil {
+				return outcome{}, "", errors.Wrapf(err, errFmtConvert, "Pod", u.GetName())
+			}
+			pods = append(pods, pod)
+		}
+	}
+	bo := observe.Build(job, pods)
+	status.Build.StartedAt, status.Build.CompletedAt = job.Status.StartTime, job.Status.CompletionTime
+	status.Build.Message, status.Build.Digest = bo.Message, bo.Digest
+	switch {
+	case bo.Failed:
+		// Nothing is retried and nothing deployed changes until the code,
+		// runtime or build settings do, or the rebuild annotation.
+		return stalled(v1alpha1.ReasonBuildFailed, fmt.Sprintf(msgFmtBuildFails, name, bo.Message)), "", nil
+	case !bo.Done:
+		return progressing(v1alpha1.PhaseBuilding, v1alpha1.ReasonBuilding, fmt.Sprintf(msgFmtBuilding, objs.Image, name)), "", nil
+	}
+	return outcome{}, bo.Digest, nil
+}
+
+// deployed composes a workload's objects and reports, in its observation,
+// how far Knative has got with them.
+func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) (outcome, error) {
+	if err := p.compose(objs.All()...); err != nil {
+		return outcome{}, err
+	}
+	at.Image, at.Eventing = objs.Image, observe.Eventing(objs)
+	svc := observe.ServiceState{Message: msgNoService}
+	if objs.Service != nil {
+		s := &servingv1.Service{}
+		exists, err := p.observedAs(objs.Service, s)
+		if err != nil {
+			return outcome{}, err
+		}
+		if exists {
+			svc = observe.Service(s)
+		}
+	}
+	at.URL, at.LatestReadyRevision = svc.URL, svc.LatestReadyRevision
+	switch {
+	case len(objs.Pending) > 0:
+		return progressing(v1alpha1.PhaseDeploying, v1alpha1.ReasonWaiting, strings.Join(objs.Pending, "; ")), nil
+	case !svc.Ready:
+		return progressing(v1alpha1.PhaseDeploying, v1alpha1.ReasonDeploying, fmt.Sprintf(msgFmtServiceNotReady, svc.Message)), nil
+	}
+	return ready(svc.URL), nil
+}
+
+// defaults are the build settings of a Direct pass: the Input's own, else
+// those of the provider config it names, so a platform sets its registry
+// once for the provider and the function.
+func (p *pass) defaults(in *v1beta1.Input) (render.Defaults, outcome, bool, error) {
+	if in.Build != nil || in.ProviderConfigRef == nil {
+		return render.BuildDefaults(in.Build), outcome{}, true, nil
+	}
+	ref := in.ProviderConfigRef
+	ns := ""
+	if ref.Kind == v1alpha1.ProviderConfigKind {
+		ns = p.xr.namespace
+	}
+	items, ok, err := p.require(requireProviderConfig, byName(v1alpha1.SchemeGroupVersion.String(), ref.Kind, ns, ref.Name))
+	switch {
+	case err != nil || !ok:
+		return render.Defaults{}, progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgWaitRequired), false, err
+	case len(items) == 0:
+		return render.Defaults{}, stalled(v1alpha1.ReasonInvalid, fmt.Sprintf(msgFmtNoProvider, ref.Kind, ref.Name)), false, nil
+	}
+	// ProviderConfig and ClusterProviderConfig keep build settings alike.
+	pc := &v1alpha1.ProviderConfig{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[0].Object, pc); err != nil {
+		return render.Defaults{}, outcome{}, false, errors.Wrapf(err, errFmtConvert, ref.Kind, ref.Name)
+	}
+	return render.BuildDefaults(pc.Spec.Build), outcome{}, true, nil
+}
+
+// credentials are the data of a source's credentials Secret; nil without a
+// reference.
+func (p *pass) credentials(ref *v1alpha1.LocalObjectReference) (map[string][]byte, outcome, bool, error) {
+	if ref == nil {
+		return nil, outcome{}, true, nil
+	}
+	items, ok, err := p.require(requireCredentials, byName("v1", "Secret", p.xr.namespace, string(ref.Name)))
+	switch {
+	case err != nil || !ok:
+		return nil, progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgWaitRequired), false, err
+	case len(items) == 0:
+		return nil, stalled(v1alpha1.ReasonSourceUnresolved, fmt.Sprintf(msgFmtNoSecret, ref.Name, p.xr.namespace)), false, nil
+	}
+	s := &corev1.Secret{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[0].Object, s); err != nil {
+		return nil, outcome{}, false, errors.Wrapf(err, errFmtConvert, "Secret", ref.Name)
+	}
+	return s.Data, outcome{}, true, nil
+}

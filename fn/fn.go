@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/request"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
+)
+
+// responseTTL is how long Crossplane may reuse a response. A minute bounds
+// how late a pushed git ref or a new S3 object is noticed.
+const responseTTL = time.Minute
+
+const (
+	errInput     = "cannot read the function's Input"
+	errObserved  = "cannot read the observed state from the request"
+	errDesired   = "cannot read the desired state from the request"
+	errResponse  = "cannot write the desired state to the response"
+	errFmtMode   = "unknown mode %q: want Direct or Managed"
+	errFmtNoKind = "composite resources of kind %s are not served by this function: want Lambda, XLambda, Agent or XAgent"
+)
+
+// A SourceResolver resolves a git or S3 source to its identity with the
+// data of its credentials Secret.
+type SourceResolver interface {
+	Resolve(ctx context.Context, src v1alpha1.FunctionSource, secret map[string][]byte) (string, error)
+}
+
+// A SourceResolverFn is a function that satisfies SourceResolver.
+type SourceResolverFn func(ctx context.Context, src v1alpha1.FunctionSource, secret map[string][]byte) (string, error)
+
+// Resolve calls the function.
+func (fn SourceResolverFn) Resolve(ctx context.Context, src v1alpha1.FunctionSource, secret map[string][]byte) (string, error) {
+	return fn(ctx, src, secret)
+}
+
+// A Function realises Lambda and Agent composite resources.
+type Function struct {
+	fnv1.UnimplementedFunctionRunnerServiceServer
+
+	log     logging.Logger
+	sources SourceResolver
+}
+
+// RunFunction composes the objects of one composite resource and reports,
+// in its status and its Reconciling and Stalled conditions, how far they
+// have got. Every failure is a result and a condition, never a crash, and
+// nothing already composed is dropped because of one.
+func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	rsp := response.To(req, responseTTL)
+
+	in := &v1beta1.Input{}
+	if err := request.GetInput(req, in); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, errInput))
+		return rsp, nil
+	}
+	p, err := newPass(req, rsp)
+	if err != nil {
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	f.log.Debug("Running", "xr", p.xr.name, "namespace", p.xr.namespace, "kind", p.xr.kind, "mode", in.Mode)
+
+	var o outcome
+	switch mode := modeOf(in); {
+	case mode == v1beta1.ModeManaged:
+		o, err = p.managed(in)
+	case mode != v1beta1.ModeDirect:
+		o = stalled(v1alpha1.ReasonInvalid, errors.Errorf(errFmtMode, in.Mode).Error())
+	case p.xr.agent:
+		o, err = p.directAgent()
+	default:
+		o, err = p.directFunction(ctx, in, f.sources)
+	}
+	if err != nil {
+		// Nothing of this pass is applied, so nothing running changes.
+		response.Fatal(rsp, err)
+		return rsp, nil
+	}
+	if err := p.finish(o); err != nil {
+		response.Fatal(rsp, errors.Wrap(err, errResponse))
+	}
+	return rsp, nil
+}
+
+// modeOf is the Input's mode; Direct when unset, as the Input CRD defaults it.
+func modeOf(in *v1beta1.Input) v1beta1.Mode {
+	if in.Mode == "" {
+		return v1beta1.ModeDirect
+	}
+	return in.Mode
+}

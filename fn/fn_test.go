@@ -1,0 +1,590 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/structpb"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+const (
+	testNS       = "apps"
+	testName     = "hello"
+	testRegistry = "registry.test/lambdas"
+	testDigest   = "sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	testInput    = `{"apiVersion":"fn.lambda.crossplane.io/v1beta1","kind":"Input","build":{"registry":"` + testRegistry + `"}}`
+)
+
+// helloSpec is an inline Python function on its own Broker with a Trigger.
+const helloSpec = `
+source:
+  inline:
+    code: |
+      def handler(event, context):
+          return {"ok": True}
+runtime: {language: python, version: "3.12", handler: main.handler}
+eventing:
+  broker: {name: events, create: true}
+  triggers:
+  - name: orders
+    filters: {type: com.example.order.created}
+`
+
+// A composedSummary is what a test checks of a desired composed resource;
+// render's own tests check every field.
+type composedSummary struct {
+	Kind, Namespace, Name string
+	Ready                 string
+	Image                 string `json:",omitempty"`
+}
+
+func TestRunFunction(t *testing.T) {
+	spec := parseSpec(t, helloSpec)
+	building := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry}})
+	built := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry},
+		Observed: render.Observed{Build: &render.Build{Identity: building.BuildIdentity, Digest: testDigest}}})
+	changed := parseSpec(t, helloSpec)
+	changed.Source.Inline.Code = "def handler(event, context):\n    return {\"ok\": False}\n"
+	rebuilding := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: changed, Defaults: render.Defaults{Registry: testRegistry}})
+	job, cm := building.BuildJob.Name, building.BuildContext.Name
+	buildPods := &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Pod", Namespace: ptr.To(testNS),
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"batch.kubernetes.io/job-name": job}}}}
+	runningSvc := serviceWithStatus(t, built.Service, true, "http://hello.apps.example.com")
+
+	type want struct {
+		composed     map[string]composedSummary
+		status       string
+		ready        fnv1.Ready
+		conditions   []*fnv1.Condition
+		results      []*fnv1.Result
+		requirements map[string]*fnv1.ResourceSelector
+	}
+	const (
+		managedInput = `{"apiVersion":"fn.lambda.crossplane.io/v1beta1","kind":"Input","mode":"Managed","providerConfigRef":{"kind":"ClusterProviderConfig","name":"default"}}`
+		gitSpec      = "source: {git: {url: \"https://git.example.com/acme/fns\", ref: main, secretRef: {name: git-creds}}}\nruntime: {language: go, handler: Handle}\n"
+		commit       = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+	)
+	gitBuild := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: parseSpec(t, gitSpec), Defaults: render.Defaults{Registry: testRegistry}, Observed: render.Observed{SourceIdentity: commit}})
+	gitCreds := &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Secret", Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchName{MatchName: "git-creds"}}
+	resolveGit := SourceResolverFn(func(_ context.Context, src v1alpha1.FunctionSource, secret map[string][]byte) (string, error) {
+		if src.Git == nil || string(secret["username"]) != "bot" || string(secret["password"]) != "s3cret" {
+			return "", errors.New("resolved without the credentials Secret's data")
+		}
+		return commit, nil
+	})
+	mr := func(status string) *structpb.Struct {
+		return mustStruct(t, `{"apiVersion":"lambda.m.crossplane.io/v1alpha1","kind":"LambdaFunction","metadata":{"name":"hello","namespace":"apps"},"status":`+status+`}`)
+	}
+
+	cases := map[string]struct {
+		reason   string
+		input    string
+		xr       string
+		sources  SourceResolver
+		observed map[string]*fnv1.Resource
+		required map[string]*fnv1.Resources
+		want     want
+	}{
+		"FirstPass": {
+			reason: "A new function gets its build and its Broker; the Service waits for the image.",
+			xr:     lambdaXR(t, helloSpec, ""),
+			want: want{
+				composed: map[string]composedSummary{
+					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
+					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_FALSE"},
+					"Broker/events":   {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
+				},
+				status:     `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: progressingConditions("Building", "starting build "+job),
+			},
+		},
+		"JobRunning": {
+			reason: "A running build keeps the XR Reconciling and not Ready.",
+			xr:     lambdaXR(t, helloSpec, ""),
+			observed: map[string]*fnv1.Resource{
+				"ConfigMap/" + cm: {Resource: toStruct(t, building.BuildContext)},
+				"Job/" + job:      {Resource: jobWithStatus(t, building.BuildJob, batchv1.JobStatus{StartTime: ptr.To(metav1.NewTime(time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)))})},
+			},
+			want: want{
+				composed: map[string]composedSummary{
+					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_TRUE"},
+					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_FALSE"},
+					"Broker/events":   {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
+				},
+				status:     `{"phase":"Building","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","startedAt":"2026-11-22T08:00:00Z"}}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: progressingConditions("Building", "building "+building.Image+" in Job "+job),
+			},
+		},
+		"JobFailed": {
+			reason: "A failed build stalls the XR with Kaniko's message, and its Job stays: nothing is retried.",
+			xr:     lambdaXR(t, helloSpec, ""),
+			observed: map[string]*fnv1.Resource{
+				"Job/" + job: {Resource: jobWithStatus(t, building.BuildJob, finished(batchv1.JobFailed))},
+			},
+			required: map[string]*fnv1.Resources{"build-pods": {Items: []*fnv1.Resource{{Resource: podTerminated(t, job, 1, "error building image: no such file main.py")}}}},
+			want: want{
+				composed: map[string]composedSummary{
+					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
+					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_FALSE"},
+					"Broker/events":   {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
+				},
+				status:       `{"phase":"Failed","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","message":"error building image: no such file main.py"}}`,
+				ready:        fnv1.Ready_READY_FALSE,
+				conditions:   stalledConditions("BuildFailed", "build "+job+" failed: error building image: no such file main.py"),
+				results:      []*fnv1.Result{warning("BuildFailed", "build "+job+" failed: error building image: no such file main.py")},
+				requirements: map[string]*fnv1.ResourceSelector{"build-pods": buildPods},
+			},
+		},
+		"JobFinishedAskForPods": {
+			reason: "A finished Job's outcome is in its pods, which the function requires before it concludes anything.",
+			xr:     lambdaXR(t, helloSpec, ""),
+			observed: map[string]*fnv1.Resource{
+				"Job/" + job: {Resource: jobWithStatus(t, building.BuildJob, finished(batchv1.JobComplete))},
+			},
+			want: want{
+				composed: map[string]composedSummary{
+					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
+					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_TRUE"},
+					"Broker/events":   {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
+				},
+				status:       `{"phase":"Building","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
+				ready:        fnv1.Ready_READY_FALSE,
+				conditions:   progressingConditions("Building", msgWaitRequired),
+				requirements: map[string]*fnv1.ResourceSelector{"build-pods": buildPods},
+			},
+		},
+		"JobSucceeded": {
+			reason: "Once the build succeeded the Service appears with the pushed digest, and the Job stays until the digest is in the status.",
+			xr:     lambdaXR(t, helloSpec, ""),
+			observed: map[string]*fnv1.Resource{
+				"Job/" + job:    {Resource: jobWithStatus(t, building.BuildJob, finished(batchv1.JobComplete))},
+				"Broker/events": {Resource: toStruct(t, building.Broker)},
+			},
+			required: map[string]*fnv1.Resources{"build-pods": {Items: []*fnv1.Resource{{Resource: podTerminated(t, job, 0, testDigest)}}}},
+			want: want{
+				composed: map[string]composedSummary{
+					"ConfigMap/" + cm:           {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
+					"Job/" + job:                {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_TRUE"},
+					"Broker/events":             {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
+					"Service/hello":             {Kind: "Service", Namespace: testNS, Name: testName, Ready: "READY_FALSE", Image: built.Image},
+					"Trigger/" + trig(built, 0): {Kind: "Trigger", Namespace: testNS, Name: trig(built, 0), Ready: "READY_FALSE"},
+				},
+				status: `{"phase":"Deploying","image":"` + built.Image + `","eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
+					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
+				ready:        fnv1.Ready_READY_FALSE,
+				conditions:   progressingConditions("Deploying", "waiting for the Knative Service to be Ready: the Knative Service does not exist yet"),
+				requirements: map[string]*fnv1.ResourceSelector{"build-pods": buildPods},
+			},
+		},
+		"Serving": {
+			reason: "With the digest in the status the build's objects go, and a Ready Service makes the XR Ready with its URL.",
+			xr:     lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+job+`","digest":"`+testDigest+`"}}`),
+			observed: map[string]*fnv1.Resource{
+				"Job/" + job:                {Resource: jobWithStatus(t, building.BuildJob, finished(batchv1.JobComplete))},
+				"Broker/events":             {Resource: readyStruct(t, building.Broker)},
+				"Service/hello":             {Resource: runningSvc},
+				"Trigger/" + trig(built, 0): {Resource: readyStruct(t, built.Triggers[0])},
+			},
+			want: want{
+				composed: map[string]composedSummary{
+					"Broker/events":             {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_TRUE"},
+					"Service/hello":             {Kind: "Service", Namespace: testNS, Name: testName, Ready: "READY_TRUE", Image: built.Image},
+					"Trigger/" + trig(built, 0): {Kind: "Trigger", Namespace: testNS, Name: trig(built, 0), Ready: "READY_TRUE"},
+				},
+				status: `{"phase":"Ready","image":"` + built.Image + `","url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001","eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
+					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
+				ready:      fnv1.Ready_READY_TRUE,
+				conditions: readyConditions("serving at http://hello.apps.example.com"),
+			},
+		},
+		"CodeChanged": {
+			reason: "Changed code starts a new build and keeps the running Service and Trigger as they are until it succeeds.",
+			xr:     lambdaXR(t, changedSpec(t, changed), `{"url":"http://hello.apps.example.com","build":{"identity":"`+building.BuildIdentity+`","jobName":"`+job+`","digest":"`+testDigest+`"}}`),
+			observed: map[string]*fnv1.Resource{
+				"Broker/events":             {Resource: readyStruct(t, building.Broker)},
+				"Service/hello":             {Resource: runningSvc},
+				"Trigger/" + trig(built, 0): {Resource: readyStruct(t, built.Triggers[0])},
+			},
+			want: want{
+				composed: map[string]composedSummary{
+					"ConfigMap/" + rebuilding.BuildContext.Name: {Kind: "ConfigMap", Namespace: testNS, Name: rebuilding.BuildContext.Name, Ready: "READY_FALSE"},
+					"Job/" + rebuilding.BuildJob.Name:           {Kind: "Job", Namespace: testNS, Name: rebuilding.BuildJob.Name, Ready: "READY_FALSE"},
+					"Broker/events":                             {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_TRUE"},
+					"Service/hello":                             {Kind: "Service", Namespace: testNS, Name: testName, Ready: "READY_TRUE", Image: built.Image},
+					"Trigger/" + trig(built, 0):                 {Kind: "Trigger", Namespace: testNS, Name: trig(built, 0), Ready: "READY_TRUE"},
+				},
+				status:     `{"phase":"Pending","url":"http://hello.apps.example.com","build":{"identity":"` + rebuilding.BuildIdentity + `","jobName":"` + rebuilding.BuildJob.Name + `"}}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: progressingConditions("Building", "starting build "+rebuilding.BuildJob.Name),
+			},
+		},
+		"InvalidSpecKeepsWhatRuns": {
+			reason: "A spec render refuses stalls the XR and keeps every composed resource as observed.",
+			xr:     lambdaXR(t, "source: {inline: {code: x}}\nruntime: {language: go, handler: handle}\n", `{"url":"http://hello.apps.example.com"}`),
+			observed: map[string]*fnv1.Resource{
+				"Service/hello": {Resource: runningSvc},
+			},
+			want: want{
+				composed: map[string]composedSummary{
+					"Service/hello": {Kind: "Service", Namespace: testNS, Name: testName, Ready: "READY_TRUE", Image: built.Image},
+				},
+				status:     `{"phase":"Failed","url":"http://hello.apps.example.com"}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: stalledConditions("InvalidSpec", renderError(t, "handle")),
+				results:    []*fnv1.Result{warning("InvalidSpec", renderError(t, "handle"))},
+			},
+		},
+		"ClaimNamespace": {
+			reason: "A legacy XR's objects go to its claim's namespace and are named after the claim.",
+			xr:     legacyXR(t, "XLambda", "hello-x7k2p", helloSpec),
+			want: want{
+				composed: map[string]composedSummary{
+					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
+					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_FALSE"},
+					"Broker/events":   {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
+				},
+				status:     `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: progressingConditions("Building", "starting build "+job),
+			},
+		},
+		"GitSourceRequiresItsSecret": {
+			reason:  "A git source's credentials Secret is required before its ref is resolved; nothing is composed meanwhile.",
+			xr:      lambdaXR(t, gitSpec, ""),
+			sources: resolveGit,
+			want: want{
+				composed:     map[string]composedSummary{},
+				status:       `{"phase":"Pending"}`,
+				ready:        fnv1.Ready_READY_FALSE,
+				conditions:   progressingConditions("Waiting", msgWaitRequired),
+				requirements: map[string]*fnv1.ResourceSelector{"source-credentials": gitCreds},
+			},
+		},
+		"GitSourceResolved": {
+			reason:   "With its Secret a git ref resolves to a commit, which names the build.",
+			xr:       lambdaXR(t, gitSpec, ""),
+			sources:  resolveGit,
+			required: map[string]*fnv1.Resources{"source-credentials": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"git-creds","namespace":"apps"},"data":{"username":"Ym90","password":"czNjcmV0"}}`)}}}},
+			want: want{
+				composed: map[string]composedSummary{
+					"ConfigMap/" + gitBuild.BuildContext.Name: {Kind: "ConfigMap", Namespace: testNS, Name: gitBuild.BuildContext.Name, Ready: "READY_FALSE"},
+					"Job/" + gitBuild.BuildJob.Name:           {Kind: "Job", Namespace: testNS, Name: gitBuild.BuildJob.Name, Ready: "READY_FALSE"},
+				},
+				status:       `{"phase":"Pending","build":{"identity":"` + gitBuild.BuildIdentity + `","jobName":"` + gitBuild.BuildJob.Name + `"}}`,
+				ready:        fnv1.Ready_READY_FALSE,
+				conditions:   progressingConditions("Building", "starting build "+gitBuild.BuildJob.Name),
+				requirements: map[string]*fnv1.ResourceSelector{"source-credentials": gitCreds},
+			},
+		},
+		"GitSecretMissing": {
+			reason:   "A credentials Secret that does not exist stalls the XR and says which.",
+			xr:       lambdaXR(t, gitSpec, ""),
+			sources:  resolveGit,
+			required: map[string]*fnv1.Resources{"source-credentials": {}},
+			want: want{
+				composed:     map[string]composedSummary{},
+				status:       `{"phase":"Failed"}`,
+				ready:        fnv1.Ready_READY_FALSE,
+				conditions:   stalledConditions("SourceUnresolved", "the source credentials Secret git-creds does not exist in namespace apps"),
+				results:      []*fnv1.Result{warning("SourceUnresolved", "the source credentials Secret git-creds does not exist in namespace apps")},
+				requirements: map[string]*fnv1.ResourceSelector{"source-credentials": gitCreds},
+			},
+		},
+		"ManagedFirstPass": {
+			reason: "Managed mode composes one LambdaFunction with the XR's spec and its provider config.",
+			input:  managedInput,
+			xr:     lambdaXR(t, helloSpec, ""),
+			want: want{
+				composed:   map[string]composedSummary{"LambdaFunction/hello": {Kind: "LambdaFunction", Namespace: testNS, Name: testName, Ready: "READY_FALSE"}},
+				status:     `{"phase":"Pending"}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: progressingConditions("Waiting", msgMRCreating),
+			},
+		},
+		"ManagedReady": {
+			reason:   "Managed mode mirrors the managed resource's observation and readiness.",
+			input:    managedInput,
+			xr:       lambdaXR(t, helloSpec, ""),
+			observed: map[string]*fnv1.Resource{"LambdaFunction/hello": {Resource: mr(`{"atProvider":{"phase":"Ready","url":"http://hello.apps.example.com","image":"` + built.Image + `"},"conditions":[{"type":"Ready","status":"True","reason":"Available","lastTransitionTime":"2026-11-22T08:00:00Z"}]}`)}},
+			want: want{
+				composed:   map[string]composedSummary{"LambdaFunction/hello": {Kind: "LambdaFunction", Namespace: testNS, Name: testName, Ready: "READY_TRUE"}},
+				status:     `{"phase":"Ready","url":"http://hello.apps.example.com","image":"` + built.Image + `"}`,
+				ready:      fnv1.Ready_READY_TRUE,
+				conditions: readyConditions("serving at http://hello.apps.example.com"),
+			},
+		},
+		"ManagedBuildFailed": {
+			reason:   "A managed resource whose build failed stalls the XR with its reason and message.",
+			input:    managedInput,
+			xr:       lambdaXR(t, helloSpec, ""),
+			observed: map[string]*fnv1.Resource{"LambdaFunction/hello": {Resource: mr(`{"atProvider":{"phase":"Failed"},"conditions":[{"type":"Ready","status":"False","reason":"BuildFailed","message":"build hello-build-1 failed: exit 1","lastTransitionTime":"2026-11-22T08:00:00Z"}]}`)}},
+			want: want{
+				composed:   map[string]composedSummary{"LambdaFunction/hello": {Kind: "LambdaFunction", Namespace: testNS, Name: testName, Ready: "READY_FALSE"}},
+				status:     `{"phase":"Failed"}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: stalledConditions("BuildFailed", "build hello-build-1 failed: exit 1"),
+				results:    []*fnv1.Result{warning("BuildFailed", "build hello-build-1 failed: exit 1")},
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if tc.input == "" {
+				tc.input = testInput
+			}
+			if tc.sources == nil {
+				tc.sources = noSources(t)
+			}
+			req := &fnv1.RunFunctionRequest{
+				Input:             mustStruct(t, tc.input),
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, tc.xr)}, Resources: tc.observed},
+				RequiredResources: tc.required,
+			}
+			f := &Function{log: logging.NewNopLogger(), sources: tc.sources}
+			rsp, err := f.RunFunction(context.Background(), req)
+			if err != nil {
+				t.Fatalf("%s\nRunFunction(...): %v", tc.reason, err)
+			}
+			want := &fnv1.RunFunctionResponse{
+				Meta:       &fnv1.ResponseMeta{Ttl: durationpb.New(responseTTL)},
+				Desired:    &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, `{"status":`+tc.want.status+`}`), Ready: tc.want.ready}},
+				Conditions: tc.want.conditions,
+				Results:    tc.want.results,
+			}
+			if tc.want.requirements != nil {
+				want.Requirements = &fnv1.Requirements{Resources: tc.want.requirements}
+			}
+			if diff := cmp.Diff(want, rsp, protocmp.Transform(), protocmp.IgnoreFields(&fnv1.State{}, "resources")); diff != "" {
+				t.Errorf("%s\nRunFunction(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.want.composed, summarise(t, rsp)); diff != "" {
+				t.Errorf("%s\nRunFunction(...): desired composed resources: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func progressingConditions(reason, msg string) []*fnv1.Condition {
+	return []*fnv1.Condition{
+		{Type: typeReconciling, Status: fnv1.Status_STATUS_CONDITION_TRUE, Reason: reason, Message: ptr.To(msg), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()},
+		{Type: typeStalled, Status: fnv1.Status_STATUS_CONDITION_FALSE, Reason: reason, Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()},
+	}
+}
+
+func stalledConditions(reason, msg string) []*fnv1.Condition {
+	return []*fnv1.Condition{
+		{Type: typeReconciling, Status: fnv1.Status_STATUS_CONDITION_FALSE, Reason: reason, Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()},
+		{Type: typeStalled, Status: fnv1.Status_STATUS_CONDITION_TRUE, Reason: reason, Message: ptr.To(msg), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()},
+	}
+}
+
+func readyConditions(msg string) []*fnv1.Condition {
+	return []*fnv1.Condition{
+		{Type: typeReconciling, Status: fnv1.Status_STATUS_CONDITION_FALSE, Reason: reasonAvailable, Message: ptr.To(msg), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()},
+		{Type: typeStalled, Status: fnv1.Status_STATUS_CONDITION_FALSE, Reason: reasonAvailable, Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()},
+	}
+}
+
+func warning(reason, msg string) *fnv1.Result {
+	return &fnv1.Result{Severity: fnv1.Severity_SEVERITY_WARNING, Message: msg, Reason: ptr.To(reason), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()}
+}
+
+// summarise reads what the tests check of each desired composed resource.
+func summarise(t *testing.T, rsp *fnv1.RunFunctionResponse) map[string]composedSummary {
+	t.Helper()
+	out := map[string]composedSummary{}
+	for name, r := range rsp.GetDesired().GetResources() {
+		u := &unstructured.Unstructured{Object: r.GetResource().AsMap()}
+		s := composedSummary{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName(), Ready: r.GetReady().String()}
+		if u.GetKind() == "Service" {
+			cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+			s.Image, _, _ = unstructured.NestedString(cs[0].(map[string]any), "image")
+		}
+		out[name] = s
+	}
+	return out
+}
+
+func parseSpec(t *testing.T, y string) v1alpha1.LambdaFunctionParameters {
+	t.Helper()
+	var p v1alpha1.LambdaFunctionParameters
+	if err := yaml.UnmarshalStrict([]byte(y), &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func changedSpec(t *testing.T, p v1alpha1.LambdaFunctionParameters) string {
+	t.Helper()
+	b, err := yaml.Marshal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func mustRender(t *testing.T, in render.FunctionInput) *render.Objects {
+	t.Helper()
+	objs, err := render.Function(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// renderError is render's refusal of a Go handler.
+func renderError(t *testing.T, handler string) string {
+	t.Helper()
+	_, err := render.ResolveRuntime(&v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguageGo), Handler: ptr.To(handler)})
+	if err == nil {
+		t.Fatalf("Go handler %s: render accepts it", handler)
+	}
+	return err.Error()
+}
+
+// lambdaXR is a namespaced Lambda with a spec in YAML and a status in JSON.
+func lambdaXR(t *testing.T, spec, status string) string {
+	t.Helper()
+	xr := map[string]any{
+		"apiVersion": "platform.lambda.crossplane.io/v1alpha1", "kind": "Lambda",
+		"metadata": map[string]any{"name": testName, "namespace": testNS, "generation": 1},
+		"spec":     fromYAML(t, spec),
+	}
+	if status != "" {
+		xr["status"] = fromYAML(t, status)
+	}
+	return toJSON(t, xr)
+}
+
+// legacyXR is a cluster-scoped XR made for a claim named testName in testNS.
+func legacyXR(t *testing.T, kind, name, spec string) string {
+	t.Helper()
+	return toJSON(t, map[string]any{
+		"apiVersion": "platform.lambda.crossplane.io/v1alpha1", "kind": kind,
+		"metadata": map[string]any{"name": name, "labels": map[string]any{labelClaimName: testName, labelClaimNamespace: testNS}},
+		"spec":     fromYAML(t, spec),
+	})
+}
+
+func fromYAML(t *testing.T, y string) map[string]any {
+	t.Helper()
+	m := map[string]any{}
+	if err := yaml.Unmarshal([]byte(y), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func toJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func mustStruct(t *testing.T, j string) *structpb.Struct {
+	t.Helper()
+	s := &structpb.Struct{}
+	if err := s.UnmarshalJSON([]byte(j)); err != nil {
+		t.Fatalf("%v: %s", err, j)
+	}
+	return s
+}
+
+func toStruct(t *testing.T, o any) *structpb.Struct {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// readyStruct is an object as Knative reports it once Ready.
+func readyStruct(t *testing.T, o any) *structpb.Struct {
+	t.Helper()
+	s := toStruct(t, o).AsMap()
+	s["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
+	st, err := structpb.NewStruct(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func serviceWithStatus(t *testing.T, o any, ready bool, url string) *structpb.Struct {
+	t.Helper()
+	s := toStruct(t, o).AsMap()
+	status := "False"
+	if ready {
+		status = "True"
+	}
+	s["status"] = map[string]any{
+		"url": url, "latestReadyRevisionName": "hello-00001",
+		"conditions": []any{map[string]any{"type": "Ready", "status": status}},
+	}
+	st, err := structpb.NewStruct(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func jobWithStatus(t *testing.T, job *batchv1.Job, st batchv1.JobStatus) *structpb.Struct {
+	t.Helper()
+	j := job.DeepCopy()
+	j.Status = st
+	return toStruct(t, j)
+}
+
+func finished(c batchv1.JobConditionType) batchv1.JobStatus {
+	return batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: c, Status: corev1.ConditionTrue}}}
+}
+
+func podTerminated(t *testing.T, job string, code int32, msg string) *structpb.Struct {
+	t.Helper()
+	return toStruct(t, &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: job + "-abcde", Namespace: testNS, Labels: map[string]string{"batch.kubernetes.io/job-name": job}},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "kaniko", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: msg}},
+		}}},
+	})
+}
+
+func trig(objs *render.Objects, i int) string { return objs.Triggers[i].Name }
+
+// noSources fails a test that resolves a source it did not expect to.
+func noSources(t *testing.T) SourceResolver {
+	return SourceResolverFn(func(context.Context, v1alpha1.FunctionSource, map[string][]byte) (string, error) {
+		t.Error("resolved a source")
+		return "", nil
+	})
+}

@@ -1,0 +1,107 @@
+package main
+
+import (
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/resource"
+	"github.com/crossplane/function-sdk-go/resource/composed"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+)
+
+// The condition types kstatus, and so Flux, read to tell progress from
+// failure; Crossplane's Ready and Synced alone cannot.
+const (
+	typeReconciling = "Reconciling"
+	typeStalled     = "Stalled"
+)
+
+// reasonAvailable is why a Ready workload is neither reconciling nor
+// stalled.
+const reasonAvailable = "Available"
+
+// An outcome is where a composite resource stands after a pass.
+type outcome struct {
+	phase   v1alpha1.Phase
+	reason  xpv2.ConditionReason
+	message string
+
+	// stalled says nothing changes until a user does something.
+	stalled bool
+}
+
+// progressing is an outcome that needs only time.
+func progressing(phase v1alpha1.Phase, reason xpv2.ConditionReason, msg string) outcome {
+	return outcome{phase: phase, reason: reason, message: msg}
+}
+
+// stalled is an outcome that needs a user: a failed build, a source that
+// cannot be read, a spec that cannot be rendered.
+func stalled(reason xpv2.ConditionReason, msg string) outcome {
+	return outcome{phase: v1alpha1.PhaseFailed, reason: reason, message: msg, stalled: true}
+}
+
+// ready is the outcome of a workload that serves.
+func ready(url string) outcome {
+	return outcome{phase: v1alpha1.PhaseReady, reason: reasonAvailable, message: "serving at " + url}
+}
+
+// conditions sets Reconciling and Stalled on the composite resource and its
+// claim, both every pass, so neither is ever left stale. A stalled outcome
+// is also a warning event.
+func (o outcome) conditions(rsp *fnv1.RunFunctionResponse) {
+	reason := string(o.reason)
+	switch {
+	case o.phase == v1alpha1.PhaseReady:
+		response.ConditionFalse(rsp, typeReconciling, reason).WithMessage(o.message).TargetCompositeAndClaim()
+		response.ConditionFalse(rsp, typeStalled, reason).TargetCompositeAndClaim()
+	case o.stalled:
+		response.ConditionFalse(rsp, typeReconciling, reason).TargetCompositeAndClaim()
+		response.ConditionTrue(rsp, typeStalled, reason).WithMessage(o.message).TargetCompositeAndClaim()
+		response.Warning(rsp, errors.New(o.message)).WithReason(reason).TargetCompositeAndClaim()
+	default:
+		response.ConditionTrue(rsp, typeReconciling, reason).WithMessage(o.message).TargetCompositeAndClaim()
+		response.ConditionFalse(rsp, typeStalled, reason).TargetCompositeAndClaim()
+	}
+}
+
+// readiness is whether an observed composed resource is ready: a Job once
+// complete, a ConfigMap as soon as it exists, anything else (Knative objects,
+// managed resources) once its Ready condition is True.
+func readiness(u *composed.Unstructured) resource.Ready {
+	want := "Ready"
+	switch u.GetKind() {
+	case "ConfigMap":
+		return resource.ReadyTrue
+	case "Job":
+		want = string(batchv1.JobComplete)
+	}
+	if c, ok := condition(u, want); ok && c.Status == corev1.ConditionTrue {
+		return resource.ReadyTrue
+	}
+	return resource.ReadyFalse
+}
+
+// condition finds an observed object's condition of a type.
+func condition(u *composed.Unstructured, typ string) (xpv2.Condition, bool) {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != typ {
+			continue
+		}
+		var out xpv2.Condition
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &out); err != nil {
+			return xpv2.Condition{}, false
+		}
+		return out, true
+	}
+	return xpv2.Condition{}, false
+}
