@@ -1,0 +1,331 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	platform "github.com/knative-lambda/provider-knative-lambda/apis/platform/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+)
+
+var update = flag.Bool("update", false, "write the golden files of TestCrossplaneRender")
+
+var controlPlane local.Shared
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(controlPlane.Run(m))
+}
+
+// repo is the module root, where make puts the Crossplane CLI.
+const repo = ".."
+
+// functionsYAML points crossplane render at the function the test runs.
+const functionsYAML = `apiVersion: pkg.crossplane.io/v1
+kind: Function
+metadata:
+  name: function-knative-lambda
+  annotations:
+    render.crossplane.io/runtime: Development
+    render.crossplane.io/runtime-development-target: %s
+spec:
+  package: xpkg.crossplane.io/knative-lambda/function-knative-lambda:v0.1.0
+`
+
+// TestCrossplaneRender runs the real Crossplane CLI's render over every
+// platform example, in both modes, against the function built and started
+// as its own process, and compares the output with golden files. Then the
+// real API server validates each rendered composed resource (strict, dry
+// run) against its real schema: Knative's, batch's and our managed
+// resources'.
+func TestCrossplaneRender(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	crossplane, err := filepath.Abs(filepath.Join(repo, ".cache", "bin", "crossplane"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(crossplane); err != nil {
+		t.Fatalf("the Crossplane CLI is not built: run make test, which builds it (%v)", err)
+	}
+	dir := t.TempDir()
+	addr := startFunction(ctx, t, dir)
+	functions := filepath.Join(dir, "functions.yaml")
+	if err := os.WriteFile(functions, fmt.Appendf(nil, functionsYAML, addr), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	required := filepath.Join(dir, "required.yaml")
+	if err := os.WriteFile(required, concat(t, filepath.Join(repo, "examples", "clusterproviderconfig.yaml"), filepath.Join("testdata", "render", "required.yaml")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kube := apiClient(t)
+
+	examples, err := filepath.Glob(filepath.Join(repo, "examples", "platform", "*", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered := 0
+	for _, ex := range examples {
+		xr, ok := compositeOfExample(t, ex)
+		if !ok {
+			continue
+		}
+		xrFile := filepath.Join(dir, filepath.Base(filepath.Dir(ex))+"-"+filepath.Base(ex))
+		if err := os.WriteFile(xrFile, xr, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		kind := kindOf(t, xr)
+		for _, mode := range []string{"direct", "managed"} {
+			name := filepath.Base(filepath.Dir(ex)) + "-" + strings.TrimSuffix(filepath.Base(ex), ".yaml") + "-" + mode
+			t.Run(name, func(t *testing.T) {
+				comp := filepath.Join(repo, "package", "configuration", "composition-"+strings.ToLower(kind)+"s-"+mode+".yaml")
+				cmd := exec.CommandContext(ctx, crossplane, "render", xrFile, comp, functions, "--required-resources="+required)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("crossplane render: %v\n%s", err, stderr.String())
+				}
+				golden(t, filepath.Join("testdata", "render", name+".yaml"), withoutNetworkErrors(t, out))
+				validate(ctx, t, kube, out)
+			})
+			rendered++
+		}
+	}
+	// Four workloads, each as an XR and as a claim, in two modes.
+	if rendered != 16 {
+		t.Errorf("rendered %d examples in their modes, want 16", rendered)
+	}
+}
+
+// startFunction builds the function and runs it as crossplane render's
+// Development runtime expects: plain gRPC on a loopback address.
+func startFunction(ctx context.Context, t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "function-knative-lambda")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	cmd := exec.CommandContext(ctx, bin, "--insecure", "--address="+addr, "--metrics-address=")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			_ = c.Close()
+			return addr
+		}
+		if time.Since(start) > 30*time.Second {
+			t.Fatalf("the function does not listen on %s: %v", addr, err)
+		}
+	}
+}
+
+// compositeOfExample is the composite resource of an example: an XR as it
+// is, a claim as the XR Crossplane makes of it (cluster scoped, named after
+// the claim with a suffix, labelled with the claim's name and namespace).
+// Other manifests, such as namespaces, have none.
+func compositeOfExample(t *testing.T, path string) ([]byte, bool) {
+	t.Helper()
+	b, err := os.ReadFile(path) //nolint:gosec // Our examples.
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &u.Object); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	switch u.GetKind() {
+	case platform.LambdaKind, platform.AgentKind:
+		return b, true
+	case platform.LambdaClaimKind, platform.AgentClaimKind:
+		xr := &unstructured.Unstructured{Object: map[string]any{"spec": u.Object["spec"]}}
+		xr.SetAPIVersion(u.GetAPIVersion())
+		xr.SetKind("X" + strings.TrimSuffix(u.GetKind(), "Claim"))
+		xr.SetName(u.GetName() + "-x7k2p")
+		xr.SetLabels(map[string]string{labelClaimName: u.GetName(), labelClaimNamespace: u.GetNamespace()})
+		out, err := yaml.Marshal(xr.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+func kindOf(t *testing.T, b []byte) string {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u.GetKind()
+}
+
+func concat(t *testing.T, paths ...string) []byte {
+	t.Helper()
+	var out []byte
+	for _, p := range paths {
+		b, err := os.ReadFile(p) //nolint:gosec // Test fixtures.
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(append(out, "---\n"...), b...)
+	}
+	return out
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path) //nolint:gosec // Golden files.
+	if err != nil {
+		t.Fatalf("%v: run go test ./fn -run TestCrossplaneRender -update to write it", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("crossplane render: -%s, +got:\n%s", path, diff)
+	}
+}
+
+// withoutNetworkErrors cuts, from the XR's conditions, what the network
+// said when a git or S3 source could not be reached: the examples' servers
+// do not exist here, and how a lookup fails differs between machines. What
+// the function was reading stays.
+func withoutNetworkErrors(t *testing.T, out []byte) []byte {
+	t.Helper()
+	docs := strings.SplitN(strings.TrimPrefix(string(out), "---\n"), "\n---\n", 2)
+	xr := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(docs[0]), &xr.Object); err != nil {
+		t.Fatal(err)
+	}
+	conds, _, _ := unstructured.NestedSlice(xr.Object, "status", "conditions")
+	changed := false
+	for _, c := range conds {
+		m := c.(map[string]any) //nolint:forcetypeassert // Conditions are objects.
+		msg, _ := m["message"].(string)
+		if m["reason"] != string(v1alpha1.ReasonSourceUnresolved) || !strings.Contains(msg, ": ") {
+			continue
+		}
+		m["message"] = strings.SplitN(msg, ": ", 2)[0] + ": (the network's answer, which differs between machines)"
+		changed = true
+	}
+	if !changed {
+		return out
+	}
+	if err := unstructured.SetNestedSlice(xr.Object, conds, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := yaml.Marshal(xr.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append([]byte("---\n"), b...)
+	if len(docs) == 2 {
+		b = append(b, "---\n"+docs[1]...)
+	}
+	return b
+}
+
+// validate creates each composed resource of a render on the real API
+// server as a strict dry run. Render sets owner references without a UID,
+// which only Crossplane fills in; they are left out.
+func validate(ctx context.Context, t *testing.T, kube client.Client, out []byte) {
+	t.Helper()
+	docs := strings.Split(string(out), "\n---\n")
+	for _, d := range docs[1:] { // The first is the XR.
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(d), &u.Object); err != nil {
+			t.Fatal(err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		u.SetOwnerReferences(nil)
+		ensureNamespace(ctx, t, kube, u.GetNamespace())
+		if err := kube.Create(ctx, u, &client.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict}); err != nil {
+			t.Errorf("the API server refuses rendered %s %s/%s: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		}
+	}
+}
+
+func ensureNamespace(ctx context.Context, t *testing.T, kube client.Client, name string) {
+	t.Helper()
+	if name == "" {
+		return
+	}
+	err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+	if client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+}
+
+func apiClient(t *testing.T) client.Client {
+	t.Helper()
+	c, err := client.New(controlPlane.Config(t), client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestConfigurationPackage creates every XRD and Composition of the
+// configuration package on the real API server, with Crossplane's own CRDs
+// and their CEL rules, as a strict dry run.
+func TestConfigurationPackage(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	objs, err := local.ReadManifests(filepath.Join(repo, "package", "configuration"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	kube := apiClient(t)
+	for _, o := range objs {
+		kinds[o.GetAPIVersion()+"/"+o.GetKind()]++
+		if err := kube.Create(ctx, o, &client.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict}); err != nil {
+			t.Errorf("the API server refuses %s %s: %v", o.GetKind(), o.GetName(), err)
+		}
+	}
+	want := map[string]int{
+		"apiextensions.crossplane.io/v2/CompositeResourceDefinition": 2,
+		"apiextensions.crossplane.io/v1/CompositeResourceDefinition": 2,
+		"apiextensions.crossplane.io/v1/Composition":                 8,
+	}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("package/configuration: -want, +got:\n%s", diff)
+	}
+}
