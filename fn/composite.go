@@ -1,6 +1,7 @@
 package main
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -34,6 +35,10 @@ type composite struct {
 	// suffix: application teams expect their Service named as they named it.
 	name string
 
+	// generation of a namespaced XR's spec; 0 for a legacy XR, whose claim
+	// counts its own generations.
+	generation int64
+
 	lambdaXR v1alpha1.Lambda
 	agentXR  v1alpha1.Agent
 }
@@ -42,7 +47,7 @@ type composite struct {
 func compositeOf(xr *resource.Composite) (composite, error) {
 	u := xr.Resource
 	c := composite{kind: u.GetKind(), namespace: u.GetNamespace(), name: u.GetName()}
-	var into any
+	var into runtime.Object
 	switch c.kind {
 	case v1alpha1.LambdaKind, v1alpha1.XLambdaKind:
 		into = &c.lambdaXR
@@ -60,8 +65,14 @@ func compositeOf(xr *resource.Composite) (composite, error) {
 	}
 	// Crossplane's own spec fields (compositionRef, claimRef and the like)
 	// are not ours and are left out.
-	err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into)
-	return c, errors.Wrap(err, errDecodeXR)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
+		return c, errors.Wrap(err, errDecodeXR)
+	}
+	if u.GetNamespace() != "" {
+		// Read from the decoded object: numbers arrive as floats.
+		c.generation = into.(metav1.Object).GetGeneration() //nolint:forcetypeassert // Both kinds are objects.
+	}
+	return c, nil
 }
 
 // claimKind is the claim kind of a composite's legacy twin.

@@ -202,6 +202,9 @@ func (p *pass) finish(o outcome) error {
 		p.status = map[string]any{}
 	}
 	p.status["phase"] = string(o.phase)
+	if p.xr.generation > 0 {
+		p.status["observedGeneration"] = p.xr.generation
+	}
 	// Earlier steps of the pipeline may have written status fields too.
 	for k, v := range p.status {
 		if err := p.dxr.Resource.SetValue("status."+k, v); err != nil {

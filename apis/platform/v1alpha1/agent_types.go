@@ -15,6 +15,12 @@ type AgentSpec struct {
 // An AgentStatus is what the composition function reports of an agent.
 type AgentStatus struct {
 	v1alpha1.WorkloadObservation `json:",inline"`
+
+	// ObservedGeneration is the generation of the spec the function last
+	// acted on, for kstatus. Claims have their own generations and do not
+	// get it; Flux reads their conditions' observedGeneration instead.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
 // +kubebuilder:object:root=true

@@ -16,6 +16,12 @@ type LambdaSpec struct {
 // the same observation as a LambdaFunction's atProvider.
 type LambdaStatus struct {
 	v1alpha1.LambdaFunctionObservation `json:",inline"`
+
+	// ObservedGeneration is the generation of the spec the function last
+	// acted on, for kstatus. Claims have their own generations and do not
+	// get it; Flux reads their conditions' observedGeneration instead.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
 
 // +kubebuilder:object:root=true
