@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -81,6 +82,9 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 		p.keep(all)
 		return stalled(v1alpha1.ReasonInvalid, err.Error()), nil
 	}
+	if err := p.shareBroker(objs); err != nil {
+		return outcome{}, err
+	}
 
 	if objs.BuildJob != nil {
 		o, digest, err := p.followBuild(objs, status)
@@ -102,12 +106,40 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 		if objs, err = render.Function(rin); err != nil {
 			return outcome{}, err
 		}
+		if err := p.shareBroker(objs); err != nil {
+			return outcome{}, err
+		}
 	}
 	o, err = p.deployed(objs, &status.WorkloadObservation)
 	if err != nil {
 		return outcome{}, err
 	}
 	return o, p.setStatus(status)
+}
+
+// shareBroker leaves out a Broker to create that exists but is not this
+// composite's: another composite in the namespace created it, or the
+// platform did. Crossplane would refuse to take it over, and this composite
+// uses it as it is. A Broker that goes with the composite that created it
+// is created again by the next user that composes it.
+func (p *pass) shareBroker(objs *render.Objects) error {
+	b := objs.Broker
+	if b == nil {
+		return nil
+	}
+	if _, ours := p.observed[nameOf(b)]; ours {
+		return nil
+	}
+	items, ok, err := p.require(requireBroker+b.Name, byName(eventingv1.SchemeGroupVersion.String(), "Broker", b.Namespace, b.Name))
+	if err != nil {
+		return err
+	}
+	if !ok || len(items) > 0 {
+		// Until Crossplane has answered, nothing is composed that another
+		// composite might own.
+		objs.Broker = nil
+	}
+	return nil
 }
 
 // buildObjects are the objects of a build, and the Broker, which does not

@@ -70,6 +70,7 @@ func TestRunFunction(t *testing.T) {
 	buildPods := &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Pod", Namespace: ptr.To(testNS),
 		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"batch.kubernetes.io/job-name": job}}}}
 	runningSvc := serviceWithStatus(t, built.Service, true, "http://hello.apps.example.com")
+	eventsBroker := &fnv1.ResourceSelector{ApiVersion: "eventing.knative.dev/v1", Kind: "Broker", Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchName{MatchName: "events"}}
 
 	type want struct {
 		composed     map[string]composedSummary
@@ -106,17 +107,34 @@ func TestRunFunction(t *testing.T) {
 		want     want
 	}{
 		"FirstPass": {
-			reason: "A new function gets its build and its Broker; the Service waits for the image.",
-			xr:     lambdaXR(t, helloSpec, ""),
+			reason:   "A new function gets its build and its Broker; the Service waits for the image.",
+			xr:       lambdaXR(t, helloSpec, ""),
+			required: map[string]*fnv1.Resources{"broker-events": {}},
 			want: want{
 				composed: map[string]composedSummary{
 					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
 					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_FALSE"},
 					"Broker/events":   {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
 				},
-				status:     `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
-				ready:      fnv1.Ready_READY_FALSE,
-				conditions: progressingConditions("Building", "starting build "+job),
+				status:       `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
+				ready:        fnv1.Ready_READY_FALSE,
+				requirements: map[string]*fnv1.ResourceSelector{"broker-events": eventsBroker},
+				conditions:   progressingConditions("Building", "starting build "+job),
+			},
+		},
+		"BrokerOfAnother": {
+			reason:   "A Broker to create that exists and is not this XR's is used, not composed: Crossplane would refuse to take it over.",
+			xr:       lambdaXR(t, helloSpec, ""),
+			required: map[string]*fnv1.Resources{"broker-events": {Items: []*fnv1.Resource{{Resource: readyStruct(t, building.Broker)}}}},
+			want: want{
+				composed: map[string]composedSummary{
+					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
+					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_FALSE"},
+				},
+				status:       `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
+				ready:        fnv1.Ready_READY_FALSE,
+				requirements: map[string]*fnv1.ResourceSelector{"broker-events": eventsBroker},
+				conditions:   progressingConditions("Building", "starting build "+job),
 			},
 		},
 		"JobRunning": {
@@ -126,15 +144,17 @@ func TestRunFunction(t *testing.T) {
 				"ConfigMap/" + cm: {Resource: toStruct(t, building.BuildContext)},
 				"Job/" + job:      {Resource: jobWithStatus(t, building.BuildJob, batchv1.JobStatus{StartTime: ptr.To(metav1.NewTime(time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)))})},
 			},
+			required: map[string]*fnv1.Resources{"broker-events": {}},
 			want: want{
 				composed: map[string]composedSummary{
 					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_TRUE"},
 					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_FALSE"},
 					"Broker/events":   {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
 				},
-				status:     `{"phase":"Building","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","startedAt":"2026-11-22T08:00:00Z"}}`,
-				ready:      fnv1.Ready_READY_FALSE,
-				conditions: progressingConditions("Building", "building "+building.Image+" in Job "+job),
+				status:       `{"phase":"Building","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","startedAt":"2026-11-22T08:00:00Z"}}`,
+				ready:        fnv1.Ready_READY_FALSE,
+				requirements: map[string]*fnv1.ResourceSelector{"broker-events": eventsBroker},
+				conditions:   progressingConditions("Building", "building "+building.Image+" in Job "+job),
 			},
 		},
 		"JobFailed": {
@@ -143,7 +163,7 @@ func TestRunFunction(t *testing.T) {
 			observed: map[string]*fnv1.Resource{
 				"Job/" + job: {Resource: jobWithStatus(t, building.BuildJob, finished(batchv1.JobFailed))},
 			},
-			required: map[string]*fnv1.Resources{"build-pods": {Items: []*fnv1.Resource{{Resource: podTerminated(t, job, 1, "error building image: no such file main.py")}}}},
+			required: map[string]*fnv1.Resources{"broker-events": {}, "build-pods": {Items: []*fnv1.Resource{{Resource: podTerminated(t, job, 1, "error building image: no such file main.py")}}}},
 			want: want{
 				composed: map[string]composedSummary{
 					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
@@ -154,7 +174,7 @@ func TestRunFunction(t *testing.T) {
 				ready:        fnv1.Ready_READY_FALSE,
 				conditions:   stalledConditions("BuildFailed", "build "+job+" failed: error building image: no such file main.py"),
 				results:      []*fnv1.Result{warning("BuildFailed", "build "+job+" failed: error building image: no such file main.py")},
-				requirements: map[string]*fnv1.ResourceSelector{"build-pods": buildPods},
+				requirements: map[string]*fnv1.ResourceSelector{"broker-events": eventsBroker, "build-pods": buildPods},
 			},
 		},
 		"JobFinishedAskForPods": {
@@ -163,6 +183,7 @@ func TestRunFunction(t *testing.T) {
 			observed: map[string]*fnv1.Resource{
 				"Job/" + job: {Resource: jobWithStatus(t, building.BuildJob, finished(batchv1.JobComplete))},
 			},
+			required: map[string]*fnv1.Resources{"broker-events": {}},
 			want: want{
 				composed: map[string]composedSummary{
 					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
@@ -172,7 +193,7 @@ func TestRunFunction(t *testing.T) {
 				status:       `{"phase":"Building","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				conditions:   progressingConditions("Building", msgWaitRequired),
-				requirements: map[string]*fnv1.ResourceSelector{"build-pods": buildPods},
+				requirements: map[string]*fnv1.ResourceSelector{"broker-events": eventsBroker, "build-pods": buildPods},
 			},
 		},
 		"JobSucceeded": {
@@ -257,17 +278,19 @@ func TestRunFunction(t *testing.T) {
 			},
 		},
 		"ClaimNamespace": {
-			reason: "A legacy XR's objects go to its claim's namespace and are named after the claim.",
-			xr:     legacyXR(t, "XLambda", "hello-x7k2p", helloSpec),
+			reason:   "A legacy XR's objects go to its claim's namespace and are named after the claim.",
+			xr:       legacyXR(t, "XLambda", "hello-x7k2p", helloSpec),
+			required: map[string]*fnv1.Resources{"broker-events": {}},
 			want: want{
 				composed: map[string]composedSummary{
 					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
 					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_FALSE"},
 					"Broker/events":   {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
 				},
-				status:     `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
-				ready:      fnv1.Ready_READY_FALSE,
-				conditions: progressingConditions("Building", "starting build "+job),
+				status:       `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
+				ready:        fnv1.Ready_READY_FALSE,
+				requirements: map[string]*fnv1.ResourceSelector{"broker-events": eventsBroker},
+				conditions:   progressingConditions("Building", "starting build "+job),
 			},
 		},
 		"GitSourceRequiresItsSecret": {
@@ -417,7 +440,7 @@ func warning(reason, msg string) *fnv1.Result {
 }
 
 // summarise reads what the tests check of each desired composed resource.
-func summarise(t *testing.T, rsp *fnv1.RunFunctionResponse) map[string]composedSummary {
+func summarise(t testing.TB, rsp *fnv1.RunFunctionResponse) map[string]composedSummary {
 	t.Helper()
 	out := map[string]composedSummary{}
 	for name, r := range rsp.GetDesired().GetResources() {
@@ -432,7 +455,7 @@ func summarise(t *testing.T, rsp *fnv1.RunFunctionResponse) map[string]composedS
 	return out
 }
 
-func parseSpec(t *testing.T, y string) v1alpha1.LambdaFunctionParameters {
+func parseSpec(t testing.TB, y string) v1alpha1.LambdaFunctionParameters {
 	t.Helper()
 	var p v1alpha1.LambdaFunctionParameters
 	if err := yaml.UnmarshalStrict([]byte(y), &p); err != nil {
@@ -441,7 +464,7 @@ func parseSpec(t *testing.T, y string) v1alpha1.LambdaFunctionParameters {
 	return p
 }
 
-func changedSpec(t *testing.T, p v1alpha1.LambdaFunctionParameters) string {
+func changedSpec(t testing.TB, p v1alpha1.LambdaFunctionParameters) string {
 	t.Helper()
 	b, err := yaml.Marshal(p)
 	if err != nil {
@@ -450,7 +473,7 @@ func changedSpec(t *testing.T, p v1alpha1.LambdaFunctionParameters) string {
 	return string(b)
 }
 
-func mustRender(t *testing.T, in render.FunctionInput) *render.Objects {
+func mustRender(t testing.TB, in render.FunctionInput) *render.Objects {
 	t.Helper()
 	objs, err := render.Function(in)
 	if err != nil {
@@ -460,7 +483,7 @@ func mustRender(t *testing.T, in render.FunctionInput) *render.Objects {
 }
 
 // renderError is render's refusal of a Go handler.
-func renderError(t *testing.T, handler string) string {
+func renderError(t testing.TB, handler string) string {
 	t.Helper()
 	_, err := render.ResolveRuntime(&v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguageGo), Handler: ptr.To(handler)})
 	if err == nil {
@@ -470,7 +493,7 @@ func renderError(t *testing.T, handler string) string {
 }
 
 // lambdaXR is a namespaced Lambda with a spec in YAML and a status in JSON.
-func lambdaXR(t *testing.T, spec, status string) string {
+func lambdaXR(t testing.TB, spec, status string) string {
 	t.Helper()
 	xr := map[string]any{
 		"apiVersion": "platform.lambda.crossplane.io/v1alpha1", "kind": "Lambda",
@@ -484,7 +507,7 @@ func lambdaXR(t *testing.T, spec, status string) string {
 }
 
 // legacyXR is a cluster-scoped XR made for a claim named testName in testNS.
-func legacyXR(t *testing.T, kind, name, spec string) string {
+func legacyXR(t testing.TB, kind, name, spec string) string {
 	t.Helper()
 	return toJSON(t, map[string]any{
 		"apiVersion": "platform.lambda.crossplane.io/v1alpha1", "kind": kind,
@@ -493,7 +516,7 @@ func legacyXR(t *testing.T, kind, name, spec string) string {
 	})
 }
 
-func fromYAML(t *testing.T, y string) map[string]any {
+func fromYAML(t testing.TB, y string) map[string]any {
 	t.Helper()
 	m := map[string]any{}
 	if err := yaml.Unmarshal([]byte(y), &m); err != nil {
@@ -502,7 +525,7 @@ func fromYAML(t *testing.T, y string) map[string]any {
 	return m
 }
 
-func toJSON(t *testing.T, v any) string {
+func toJSON(t testing.TB, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -511,7 +534,7 @@ func toJSON(t *testing.T, v any) string {
 	return string(b)
 }
 
-func mustStruct(t *testing.T, j string) *structpb.Struct {
+func mustStruct(t testing.TB, j string) *structpb.Struct {
 	t.Helper()
 	s := &structpb.Struct{}
 	if err := s.UnmarshalJSON([]byte(j)); err != nil {
@@ -520,7 +543,7 @@ func mustStruct(t *testing.T, j string) *structpb.Struct {
 	return s
 }
 
-func toStruct(t *testing.T, o any) *structpb.Struct {
+func toStruct(t testing.TB, o any) *structpb.Struct {
 	t.Helper()
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 	if err != nil {
@@ -534,7 +557,7 @@ func toStruct(t *testing.T, o any) *structpb.Struct {
 }
 
 // readyStruct is an object as Knative reports it once Ready.
-func readyStruct(t *testing.T, o any) *structpb.Struct {
+func readyStruct(t testing.TB, o any) *structpb.Struct {
 	t.Helper()
 	s := toStruct(t, o).AsMap()
 	s["status"] = map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}
@@ -545,7 +568,7 @@ func readyStruct(t *testing.T, o any) *structpb.Struct {
 	return st
 }
 
-func serviceWithStatus(t *testing.T, o any, ready bool, url string) *structpb.Struct {
+func serviceWithStatus(t testing.TB, o any, ready bool, url string) *structpb.Struct {
 	t.Helper()
 	s := toStruct(t, o).AsMap()
 	status := "False"
@@ -563,7 +586,7 @@ func serviceWithStatus(t *testing.T, o any, ready bool, url string) *structpb.St
 	return st
 }
 
-func jobWithStatus(t *testing.T, job *batchv1.Job, st batchv1.JobStatus) *structpb.Struct {
+func jobWithStatus(t testing.TB, job *batchv1.Job, st batchv1.JobStatus) *structpb.Struct {
 	t.Helper()
 	j := job.DeepCopy()
 	j.Status = st
@@ -574,7 +597,7 @@ func finished(c batchv1.JobConditionType) batchv1.JobStatus {
 	return batchv1.JobStatus{Conditions: []batchv1.JobCondition{{Type: c, Status: corev1.ConditionTrue}}}
 }
 
-func podTerminated(t *testing.T, job string, code int32, msg string) *structpb.Struct {
+func podTerminated(t testing.TB, job string, code int32, msg string) *structpb.Struct {
 	t.Helper()
 	return toStruct(t, &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
@@ -588,7 +611,7 @@ func podTerminated(t *testing.T, job string, code int32, msg string) *structpb.S
 func trig(objs *render.Objects, i int) string { return objs.Triggers[i].Name }
 
 // noSources fails a test that resolves a source it did not expect to.
-func noSources(t *testing.T) SourceResolver {
+func noSources(t testing.TB) SourceResolver {
 	return SourceResolverFn(func(context.Context, v1alpha1.FunctionSource, map[string][]byte) (string, error) {
 		t.Error("resolved a source")
 		return "", nil

@@ -205,12 +205,15 @@ func (p *pass) finish(o outcome) error {
 	if p.xr.generation > 0 {
 		p.status["observedGeneration"] = p.xr.generation
 	}
-	// Earlier steps of the pipeline may have written status fields too.
-	for k, v := range p.status {
-		if err := p.dxr.Resource.SetValue("status."+k, v); err != nil {
-			return err
-		}
+	// Earlier steps of the pipeline may have written status fields too. The
+	// values are already JSON values, so they go in as they are: a field
+	// path would convert each through JSON again.
+	status, ok := p.dxr.Resource.Object["status"].(map[string]any)
+	if !ok {
+		status = map[string]any{}
+		p.dxr.Resource.Object["status"] = status
 	}
+	maps.Copy(status, p.status)
 	p.dxr.Ready = resource.ReadyFalse
 	if o.phase == v1alpha1.PhaseReady {
 		p.dxr.Ready = resource.ReadyTrue
