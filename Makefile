@@ -83,8 +83,9 @@ fuzz:
 	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(FUZZTIME) ./internal/render
 	go test -run='^$$' -fuzz='^FuzzAgent$$' -fuzztime=$(FUZZTIME) ./internal/render
 
-## run: the provider against the current kube context, or a local control plane.
-run: controlplane
+## run: the provider against the current kube context, or a local control plane,
+## and the function for crossplane render.
+run: controlplane crossplane
 	go build -o $(BIN)/run ./cluster/local/cmd/run
 	$(BIN)/run $(RUN_FLAGS)
 

@@ -1,14 +1,15 @@
-// Command run starts provider-knative-lambda for development: against the
-// current kube context when a cluster answers, or else against a local
-// control plane it starts itself. It installs the CRDs, runs the provider,
-// applies the examples, and stops everything it started on Ctrl-C.
+// Command run starts provider-knative-lambda and function-knative-lambda for
+// development: the provider against the current kube context when a cluster
+// answers, or else against a local control plane it starts itself, and the
+// function where crossplane render's Development runtime looks for it. It
+// installs the CRDs, applies the examples, and stops everything it started
+// on Ctrl-C.
 package main
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"syscall"
@@ -25,11 +26,14 @@ import (
 )
 
 const (
-	errBuildProvider = "cannot build the provider"
-	errStartProvider = "cannot start the provider"
 	errReadExamples  = "cannot read the examples"
 	errApplyExamples = "cannot apply the examples"
+	errFmtExited     = "%s exited"
 )
+
+// functionAddress is where crossplane render's Development runtime finds a
+// function by default.
+const functionAddress = "localhost:9443"
 
 func main() {
 	var (
@@ -86,33 +90,43 @@ func run(ctx context.Context, forceLocal bool, port int, examples string, debug 
 		}
 	}
 
-	provider, err := startProvider(ctx, root, kubeconfig, debug)
+	args := []string{"--metrics-bind-address=127.0.0.1:8085", "--health-probe-bind-address=127.0.0.1:8086"}
+	fnArgs := []string{"--insecure", "--address=" + functionAddress, "--metrics-address=127.0.0.1:8087"}
+	if debug {
+		args, fnArgs = append(args, "--debug"), append(fnArgs, "--debug")
+	}
+	provider, err := startChild(ctx, root, "provider", "./cmd/provider", kubeconfig, args...)
 	if err != nil {
 		return err
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- provider.Wait() }()
+	defer provider.stop()
+	fn, err := startChild(ctx, root, "function-knative-lambda", "./fn", "", fnArgs...)
+	if err != nil {
+		return err
+	}
+	defer fn.stop()
 
 	if examples != "" {
 		objs, err := local.ReadManifests(filepath.Join(root, examples))
 		if err != nil {
-			stopProvider(provider, exited)
 			return errors.Wrap(err, errReadExamples)
 		}
 		if err := local.Apply(ctx, cfg, objs); err != nil {
-			stopProvider(provider, exited)
 			return errors.Wrap(err, errApplyExamples)
 		}
 		fmt.Printf("Applied %d example objects from %s. Try: kubectl get lambda -A\n", len(objs), examples)
 	}
-	fmt.Println("Provider running. Press Ctrl-C to stop everything this command started.")
+	fmt.Printf("Provider running. Function serving crossplane render at %s; try:\n"+
+		"  .cache/bin/crossplane render examples/platform/xrs/python-inline.yaml package/configuration/composition-lambdas-direct.yaml cluster/local/functions.yaml --required-resources=examples/clusterproviderconfig.yaml\n"+
+		"Press Ctrl-C to stop everything this command started.\n", functionAddress)
 
 	select {
 	case <-ctx.Done():
-		stopProvider(provider, exited)
 		return nil
-	case err := <-exited:
-		return errors.Wrap(err, "the provider exited")
+	case err := <-provider.exited:
+		return errors.Wrapf(err, errFmtExited, provider.name)
+	case err := <-fn.exited:
+		return errors.Wrapf(err, errFmtExited, fn.name)
 	}
 }
 
@@ -134,35 +148,4 @@ func currentContext(ctx context.Context) (*rest.Config, string) {
 		return nil, ""
 	}
 	return cfg, rules.GetDefaultFilename()
-}
-
-// startProvider builds the provider and starts it as a child process that
-// dies with this one.
-func startProvider(ctx context.Context, root, kubeconfig string, debug bool) (*exec.Cmd, error) {
-	bin := filepath.Join(root, ".cache", "bin", "provider")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/provider")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stdout, os.Stderr
-	if err := build.Run(); err != nil {
-		return nil, errors.Wrap(err, errBuildProvider)
-	}
-	args := []string{"--metrics-bind-address=127.0.0.1:8085", "--health-probe-bind-address=127.0.0.1:8086"}
-	if debug {
-		args = append(args, "--debug")
-	}
-	cmd := exec.Command(bin, args...) //nolint:gosec // Our own binary, just built.
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	return cmd, errors.Wrap(cmd.Start(), errStartProvider)
-}
-
-// stopProvider asks the provider to stop and kills it if it does not.
-func stopProvider(cmd *exec.Cmd, exited <-chan error) {
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-	case <-time.After(15 * time.Second):
-		_ = cmd.Process.Kill()
-		<-exited
-	}
 }
