@@ -73,6 +73,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	case mode == v1beta1.ModeManaged:
 		o, err = p.managed(in)
 	case mode != v1beta1.ModeDirect:
+		p.keep(all)
 		o = stalled(v1alpha1.ReasonInvalid, errors.Errorf(errFmtMode, in.Mode).Error())
 	case p.xr.agent:
 		o, err = p.directAgent()

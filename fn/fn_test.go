@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane/function-sdk-go/logging"
@@ -616,4 +617,80 @@ func noSources(t testing.TB) SourceResolver {
 		t.Error("resolved a source")
 		return "", nil
 	})
+}
+
+// TestRunFunctionRefuses checks that what the function cannot work with is
+// a fatal result that says why: Crossplane then applies nothing of the pass,
+// so nothing running changes.
+func TestRunFunctionRefuses(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		input  string
+		xr     string
+		want   string
+	}{
+		"UnknownInputField": {
+			reason: "An Input field the function does not know is refused, not ignored.",
+			input:  `{"apiVersion":"fn.lambda.crossplane.io/v1beta1","kind":"Input","registry":"r.test"}`,
+			xr:     lambdaXR(t, helloSpec, ""),
+			want:   errInput,
+		},
+		"UnknownKind": {
+			reason: "A composite of a kind the function does not serve is refused by name.",
+			input:  testInput,
+			xr:     `{"apiVersion":"example.org/v1","kind":"Database","metadata":{"name":"db","namespace":"apps"},"spec":{}}`,
+			want:   "composite resources of kind Database are not served by this function",
+		},
+		"LegacyWithoutClaim": {
+			reason: "A cluster-scoped XR made without a claim has no namespace for its objects.",
+			input:  testInput,
+			xr:     `{"apiVersion":"platform.lambda.crossplane.io/v1alpha1","kind":"XLambda","metadata":{"name":"hello"},"spec":{}}`,
+			want:   "XLambda hello is cluster scoped and has no claim",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := &fnv1.RunFunctionRequest{Input: mustStruct(t, tc.input), Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, tc.xr)}}}
+			f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}
+			rsp, err := f.RunFunction(context.Background(), req)
+			if err != nil {
+				t.Fatalf("%s\nRunFunction(...): %v", tc.reason, err)
+			}
+			rs := rsp.GetResults()
+			if len(rs) != 1 || rs[0].GetSeverity() != fnv1.Severity_SEVERITY_FATAL || !strings.Contains(rs[0].GetMessage(), tc.want) {
+				t.Errorf("%s\nRunFunction(...): results %v, want one fatal result containing %q", tc.reason, rs, tc.want)
+			}
+			if len(rsp.GetDesired().GetResources()) != 0 {
+				t.Errorf("%s\nRunFunction(...): desired resources %v, want none", tc.reason, rsp.GetDesired().GetResources())
+			}
+		})
+	}
+}
+
+// TestUnknownModeStalls checks that an Input whose mode the function does
+// not know stalls the composite with InvalidSpec and keeps what runs.
+func TestUnknownModeStalls(t *testing.T) {
+	req := &fnv1.RunFunctionRequest{
+		Input: mustStruct(t, `{"apiVersion":"fn.lambda.crossplane.io/v1beta1","kind":"Input","mode":"Fast"}`),
+		Observed: &fnv1.State{
+			Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, helloSpec, ""))},
+			Resources: map[string]*fnv1.Resource{"Broker/events": {Resource: readyStruct(t, &eventingv1.Broker{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "eventing.knative.dev/v1", Kind: "Broker"},
+				ObjectMeta: metav1.ObjectMeta{Name: "events", Namespace: testNS},
+			})}},
+		},
+	}
+	f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}
+	rsp, err := f.RunFunction(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := stalledConditions("InvalidSpec", `unknown mode "Fast": want Direct or Managed`)
+	if diff := cmp.Diff(want, rsp.GetConditions(), protocmp.Transform()); diff != "" {
+		t.Errorf("RunFunction(...): conditions: -want, +got:\n%s", diff)
+	}
+	wantComposed := map[string]composedSummary{"Broker/events": {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_TRUE"}}
+	if diff := cmp.Diff(wantComposed, summarise(t, rsp)); diff != "" {
+		t.Errorf("RunFunction(...): desired composed resources: -want, +got:\n%s", diff)
+	}
 }

@@ -304,7 +304,8 @@ func apiClient(t *testing.T) client.Client {
 
 // TestConfigurationPackage creates every XRD and Composition of the
 // configuration package on the real API server, with Crossplane's own CRDs
-// and their CEL rules, as a strict dry run.
+// and their CEL rules, as a strict dry run; and each Composition's Input
+// under the function's Input CRD.
 func TestConfigurationPackage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -320,7 +321,32 @@ func TestConfigurationPackage(t *testing.T) {
 			t.Errorf("the API server refuses %s %s: %v", o.GetKind(), o.GetName(), err)
 		}
 	}
+	inputs, err := local.LoadCRDs(filepath.Join(repo, "package", "function", "input"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := local.InstallCRDs(controlPlane.Config(t), inputs); err != nil {
+		t.Fatal(err)
+	}
+	ensureNamespace(ctx, t, kube, "inputs")
+	for _, o := range objs {
+		steps, _, _ := unstructured.NestedSlice(o.Object, "spec", "pipeline")
+		for _, st := range steps {
+			in, ok := st.(map[string]any)["input"].(map[string]any)
+			if !ok {
+				continue
+			}
+			u := &unstructured.Unstructured{Object: in}
+			u.SetNamespace("inputs")
+			u.SetName(o.GetName())
+			if err := kube.Create(ctx, u, &client.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict}); err != nil {
+				t.Errorf("the API server refuses the Input of Composition %s: %v", o.GetName(), err)
+			}
+			kinds["Input"]++
+		}
+	}
 	want := map[string]int{
+		"Input": 8,
 		"apiextensions.crossplane.io/v2/CompositeResourceDefinition": 2,
 		"apiextensions.crossplane.io/v1/CompositeResourceDefinition": 2,
 		"apiextensions.crossplane.io/v1/Composition":                 8,

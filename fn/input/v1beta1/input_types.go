@@ -26,7 +26,6 @@ const (
 // +kubebuilder:object:root=true
 // +kubebuilder:storageversion
 // +kubebuilder:resource:categories=crossplane
-// +kubebuilder:validation:XValidation:rule="self.mode != 'Direct' || !has(self.providerConfigRef)",message="providerConfigRef belongs to Managed mode: Direct mode composes Knative objects itself"
 
 // An Input configures function-knative-lambda.
 type Input struct {
@@ -40,12 +39,16 @@ type Input struct {
 	Mode Mode `json:"mode,omitempty"`
 
 	// Build are the build settings of Direct mode, as a ProviderConfig's are
-	// for managed resources. A composite resource's own build settings win.
+	// for managed resources; when set, providerConfigRef's are not read. A
+	// composite resource's own build settings win over either.
 	// +optional
 	Build *v1alpha1.BuildDefaults `json:"build,omitempty"`
 
-	// ProviderConfigRef is the provider config of the managed resources that
-	// Managed mode composes. The provider's default when unset.
+	// ProviderConfigRef names a ProviderConfig or ClusterProviderConfig of
+	// provider-knative-lambda. Direct mode reads its build settings, so a
+	// platform sets its registry once; Managed mode gives it to the managed
+	// resources it composes. The provider's default when unset.
+	// +kubebuilder:validation:XValidation:rule="self.kind in ['ProviderConfig', 'ClusterProviderConfig']",message="kind must be ProviderConfig or ClusterProviderConfig"
 	// +optional
 	ProviderConfigRef *xpv2.ProviderConfigReference `json:"providerConfigRef,omitempty"`
 }
