@@ -47,25 +47,14 @@ func (p *pass) directAgent() (outcome, error) {
 // its Broker in its spec, so it is required first, then its Broker. A Broker
 // without an address yet is left out; render says what waits for it.
 func (p *pass) forwardAddresses(e *v1alpha1.AgentEventing) (map[string]string, bool, error) {
-	if e == nil {
-		return nil, true, nil
-	}
 	done := true
-	targets := map[string]string{"broker/" + render.BrokerName(e.Broker): render.BrokerName(e.Broker)}
-	for _, f := range e.Forwards {
-		switch t := f.Target; {
-		case t.Broker != nil:
-			targets[render.ForwardTargetKey(t)] = string(*t.Broker)
-		case t.Agent != nil:
-			broker, ok, err := p.targetAgentBroker(string(*t.Agent))
-			if err != nil {
-				return nil, false, err
-			}
-			done = done && ok
-			if broker != "" {
-				targets[render.ForwardTargetKey(t)] = broker
-			}
-		}
+	targets, err := render.BrokerTargets(e, func(agent string) (string, error) {
+		broker, ok, err := p.targetAgentBroker(agent)
+		done = done && ok
+		return broker, err
+	})
+	if err != nil {
+		return nil, false, err
 	}
 	addrs := map[string]string{}
 	for _, key := range slices.Sorted(maps.Keys(targets)) {

@@ -112,11 +112,7 @@ func TestRunFunction(t *testing.T) {
 			xr:       lambdaXR(t, helloSpec, ""),
 			required: map[string]*fnv1.Resources{"broker-events": {}},
 			want: want{
-				composed: map[string]composedSummary{
-					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
-					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_FALSE"},
-					"Broker/events":   {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
-				},
+				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false), composedAs("Broker", "events", false)),
 				status:       `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				requirements: map[string]*fnv1.ResourceSelector{"broker-events": eventsBroker},
@@ -128,10 +124,7 @@ func TestRunFunction(t *testing.T) {
 			xr:       lambdaXR(t, helloSpec, ""),
 			required: map[string]*fnv1.Resources{"broker-events": {Items: []*fnv1.Resource{{Resource: readyStruct(t, building.Broker)}}}},
 			want: want{
-				composed: map[string]composedSummary{
-					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
-					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_FALSE"},
-				},
+				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false)),
 				status:       `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				requirements: map[string]*fnv1.ResourceSelector{"broker-events": eventsBroker},
@@ -147,11 +140,7 @@ func TestRunFunction(t *testing.T) {
 			},
 			required: map[string]*fnv1.Resources{"broker-events": {}},
 			want: want{
-				composed: map[string]composedSummary{
-					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_TRUE"},
-					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_FALSE"},
-					"Broker/events":   {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
-				},
+				composed:     composedOf(composedAs("ConfigMap", cm, true), composedAs("Job", job, false), composedAs("Broker", "events", false)),
 				status:       `{"phase":"Building","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","startedAt":"2026-11-22T08:00:00Z"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				requirements: map[string]*fnv1.ResourceSelector{"broker-events": eventsBroker},
@@ -166,11 +155,7 @@ func TestRunFunction(t *testing.T) {
 			},
 			required: map[string]*fnv1.Resources{"broker-events": {}, "build-pods": {Items: []*fnv1.Resource{{Resource: podTerminated(t, job, 1, "error building image: no such file main.py")}}}},
 			want: want{
-				composed: map[string]composedSummary{
-					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
-					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_FALSE"},
-					"Broker/events":   {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
-				},
+				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false), composedAs("Broker", "events", false)),
 				status:       `{"phase":"Failed","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","message":"error building image: no such file main.py"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				conditions:   stalledConditions("BuildFailed", "build "+job+" failed: error building image: no such file main.py"),
@@ -186,11 +171,7 @@ func TestRunFunction(t *testing.T) {
 			},
 			required: map[string]*fnv1.Resources{"broker-events": {}},
 			want: want{
-				composed: map[string]composedSummary{
-					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
-					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_TRUE"},
-					"Broker/events":   {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
-				},
+				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, true), composedAs("Broker", "events", false)),
 				status:       `{"phase":"Building","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				conditions:   progressingConditions("Building", msgWaitRequired),
@@ -206,13 +187,13 @@ func TestRunFunction(t *testing.T) {
 			},
 			required: map[string]*fnv1.Resources{"build-pods": {Items: []*fnv1.Resource{{Resource: podTerminated(t, job, 0, testDigest)}}}},
 			want: want{
-				composed: map[string]composedSummary{
-					"ConfigMap/" + cm:           {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
-					"Job/" + job:                {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_TRUE"},
-					"Broker/events":             {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
-					"Service/hello":             {Kind: "Service", Namespace: testNS, Name: testName, Ready: "READY_FALSE", Image: built.Image},
-					"Trigger/" + trig(built, 0): {Kind: "Trigger", Namespace: testNS, Name: trig(built, 0), Ready: "READY_FALSE"},
-				},
+				composed: composedOf(
+					composedAs("ConfigMap", cm, false),
+					composedAs("Job", job, true),
+					composedAs("Broker", "events", false),
+					serviceRunning(testName, false, built.Image),
+					composedAs("Trigger", trig(built, 0), false),
+				),
 				status: `{"phase":"Deploying","image":"` + built.Image + `","eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
 					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
@@ -230,11 +211,11 @@ func TestRunFunction(t *testing.T) {
 				"Trigger/" + trig(built, 0): {Resource: readyStruct(t, built.Triggers[0])},
 			},
 			want: want{
-				composed: map[string]composedSummary{
-					"Broker/events":             {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_TRUE"},
-					"Service/hello":             {Kind: "Service", Namespace: testNS, Name: testName, Ready: "READY_TRUE", Image: built.Image},
-					"Trigger/" + trig(built, 0): {Kind: "Trigger", Namespace: testNS, Name: trig(built, 0), Ready: "READY_TRUE"},
-				},
+				composed: composedOf(
+					composedAs("Broker", "events", true),
+					serviceRunning(testName, true, built.Image),
+					composedAs("Trigger", trig(built, 0), true),
+				),
 				status: `{"phase":"Ready","image":"` + built.Image + `","url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001","eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
 					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
 				ready:      fnv1.Ready_READY_TRUE,
@@ -250,13 +231,13 @@ func TestRunFunction(t *testing.T) {
 				"Trigger/" + trig(built, 0): {Resource: readyStruct(t, built.Triggers[0])},
 			},
 			want: want{
-				composed: map[string]composedSummary{
-					"ConfigMap/" + rebuilding.BuildContext.Name: {Kind: "ConfigMap", Namespace: testNS, Name: rebuilding.BuildContext.Name, Ready: "READY_FALSE"},
-					"Job/" + rebuilding.BuildJob.Name:           {Kind: "Job", Namespace: testNS, Name: rebuilding.BuildJob.Name, Ready: "READY_FALSE"},
-					"Broker/events":                             {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_TRUE"},
-					"Service/hello":                             {Kind: "Service", Namespace: testNS, Name: testName, Ready: "READY_TRUE", Image: built.Image},
-					"Trigger/" + trig(built, 0):                 {Kind: "Trigger", Namespace: testNS, Name: trig(built, 0), Ready: "READY_TRUE"},
-				},
+				composed: composedOf(
+					composedAs("ConfigMap", rebuilding.BuildContext.Name, false),
+					composedAs("Job", rebuilding.BuildJob.Name, false),
+					composedAs("Broker", "events", true),
+					serviceRunning(testName, true, built.Image),
+					composedAs("Trigger", trig(built, 0), true),
+				),
 				status:     `{"phase":"Pending","url":"http://hello.apps.example.com","build":{"identity":"` + rebuilding.BuildIdentity + `","jobName":"` + rebuilding.BuildJob.Name + `"}}`,
 				ready:      fnv1.Ready_READY_FALSE,
 				conditions: progressingConditions("Building", "starting build "+rebuilding.BuildJob.Name),
@@ -269,9 +250,7 @@ func TestRunFunction(t *testing.T) {
 				"Service/hello": {Resource: runningSvc},
 			},
 			want: want{
-				composed: map[string]composedSummary{
-					"Service/hello": {Kind: "Service", Namespace: testNS, Name: testName, Ready: "READY_TRUE", Image: built.Image},
-				},
+				composed:   composedOf(serviceRunning(testName, true, built.Image)),
 				status:     `{"phase":"Failed","url":"http://hello.apps.example.com"}`,
 				ready:      fnv1.Ready_READY_FALSE,
 				conditions: stalledConditions("InvalidSpec", renderError(t, "handle")),
@@ -283,11 +262,7 @@ func TestRunFunction(t *testing.T) {
 			xr:       legacyXR(t, "XLambda", "hello-x7k2p", helloSpec),
 			required: map[string]*fnv1.Resources{"broker-events": {}},
 			want: want{
-				composed: map[string]composedSummary{
-					"ConfigMap/" + cm: {Kind: "ConfigMap", Namespace: testNS, Name: cm, Ready: "READY_FALSE"},
-					"Job/" + job:      {Kind: "Job", Namespace: testNS, Name: job, Ready: "READY_FALSE"},
-					"Broker/events":   {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_FALSE"},
-				},
+				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false), composedAs("Broker", "events", false)),
 				status:       `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				requirements: map[string]*fnv1.ResourceSelector{"broker-events": eventsBroker},
@@ -299,7 +274,7 @@ func TestRunFunction(t *testing.T) {
 			xr:      lambdaXR(t, gitSpec, ""),
 			sources: resolveGit,
 			want: want{
-				composed:     map[string]composedSummary{},
+				composed:     composedOf(),
 				status:       `{"phase":"Pending"}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				conditions:   progressingConditions("Waiting", msgWaitRequired),
@@ -312,10 +287,7 @@ func TestRunFunction(t *testing.T) {
 			sources:  resolveGit,
 			required: map[string]*fnv1.Resources{"source-credentials": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"git-creds","namespace":"apps"},"data":{"username":"Ym90","password":"czNjcmV0"}}`)}}}},
 			want: want{
-				composed: map[string]composedSummary{
-					"ConfigMap/" + gitBuild.BuildContext.Name: {Kind: "ConfigMap", Namespace: testNS, Name: gitBuild.BuildContext.Name, Ready: "READY_FALSE"},
-					"Job/" + gitBuild.BuildJob.Name:           {Kind: "Job", Namespace: testNS, Name: gitBuild.BuildJob.Name, Ready: "READY_FALSE"},
-				},
+				composed:     composedOf(composedAs("ConfigMap", gitBuild.BuildContext.Name, false), composedAs("Job", gitBuild.BuildJob.Name, false)),
 				status:       `{"phase":"Pending","build":{"identity":"` + gitBuild.BuildIdentity + `","jobName":"` + gitBuild.BuildJob.Name + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				conditions:   progressingConditions("Building", "starting build "+gitBuild.BuildJob.Name),
@@ -328,7 +300,7 @@ func TestRunFunction(t *testing.T) {
 			sources:  resolveGit,
 			required: map[string]*fnv1.Resources{"source-credentials": {}},
 			want: want{
-				composed:     map[string]composedSummary{},
+				composed:     composedOf(),
 				status:       `{"phase":"Failed"}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				conditions:   stalledConditions("SourceUnresolved", "the source credentials Secret git-creds does not exist in namespace apps"),
@@ -341,7 +313,7 @@ func TestRunFunction(t *testing.T) {
 			input:  managedInput,
 			xr:     lambdaXR(t, helloSpec, ""),
 			want: want{
-				composed:   map[string]composedSummary{"LambdaFunction/hello": {Kind: "LambdaFunction", Namespace: testNS, Name: testName, Ready: "READY_FALSE"}},
+				composed:   composedOf(composedAs("LambdaFunction", testName, false)),
 				status:     `{"phase":"Pending"}`,
 				ready:      fnv1.Ready_READY_FALSE,
 				conditions: progressingConditions("Waiting", msgMRCreating),
@@ -353,7 +325,7 @@ func TestRunFunction(t *testing.T) {
 			xr:       lambdaXR(t, helloSpec, ""),
 			observed: map[string]*fnv1.Resource{"LambdaFunction/hello": {Resource: mr(`{"atProvider":{"phase":"Ready","url":"http://hello.apps.example.com","image":"` + built.Image + `"},"conditions":[{"type":"Ready","status":"True","reason":"Available","lastTransitionTime":"2026-11-22T08:00:00Z"}]}`)}},
 			want: want{
-				composed:   map[string]composedSummary{"LambdaFunction/hello": {Kind: "LambdaFunction", Namespace: testNS, Name: testName, Ready: "READY_TRUE"}},
+				composed:   composedOf(composedAs("LambdaFunction", testName, true)),
 				status:     `{"phase":"Ready","url":"http://hello.apps.example.com","image":"` + built.Image + `"}`,
 				ready:      fnv1.Ready_READY_TRUE,
 				conditions: readyConditions("serving at http://hello.apps.example.com"),
@@ -365,7 +337,7 @@ func TestRunFunction(t *testing.T) {
 			xr:       lambdaXR(t, helloSpec, ""),
 			observed: map[string]*fnv1.Resource{"LambdaFunction/hello": {Resource: mr(`{"atProvider":{"phase":"Failed"},"conditions":[{"type":"Ready","status":"False","reason":"BuildFailed","message":"build hello-build-1 failed: exit 1","lastTransitionTime":"2026-11-22T08:00:00Z"}]}`)}},
 			want: want{
-				composed:   map[string]composedSummary{"LambdaFunction/hello": {Kind: "LambdaFunction", Namespace: testNS, Name: testName, Ready: "READY_FALSE"}},
+				composed:   composedOf(composedAs("LambdaFunction", testName, false)),
 				status:     `{"phase":"Failed"}`,
 				ready:      fnv1.Ready_READY_FALSE,
 				conditions: stalledConditions("BuildFailed", "build hello-build-1 failed: exit 1"),
@@ -438,6 +410,31 @@ func readyConditions(msg string) []*fnv1.Condition {
 
 func warning(reason, msg string) *fnv1.Result {
 	return &fnv1.Result{Severity: fnv1.Severity_SEVERITY_WARNING, Message: msg, Reason: ptr.To(reason), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()}
+}
+
+// composedAs is what a test expects of a desired composed resource.
+func composedAs(kind, name string, ready bool) composedSummary {
+	r := "READY_FALSE"
+	if ready {
+		r = "READY_TRUE"
+	}
+	return composedSummary{Kind: kind, Namespace: testNS, Name: name, Ready: r}
+}
+
+// serviceRunning is what a test expects of a desired Knative Service.
+func serviceRunning(name string, ready bool, image string) composedSummary {
+	s := composedAs("Service", name, ready)
+	s.Image = image
+	return s
+}
+
+// composedOf keys expectations as the function names composed resources.
+func composedOf(cs ...composedSummary) map[string]composedSummary {
+	out := make(map[string]composedSummary, len(cs))
+	for _, c := range cs {
+		out[c.Kind+"/"+c.Name] = c
+	}
+	return out
 }
 
 // summarise reads what the tests check of each desired composed resource.
@@ -689,7 +686,7 @@ func TestUnknownModeStalls(t *testing.T) {
 	if diff := cmp.Diff(want, rsp.GetConditions(), protocmp.Transform()); diff != "" {
 		t.Errorf("RunFunction(...): conditions: -want, +got:\n%s", diff)
 	}
-	wantComposed := map[string]composedSummary{"Broker/events": {Kind: "Broker", Namespace: testNS, Name: "events", Ready: "READY_TRUE"}}
+	wantComposed := composedOf(composedAs("Broker", "events", true))
 	if diff := cmp.Diff(wantComposed, summarise(t, rsp)); diff != "" {
 		t.Errorf("RunFunction(...): desired composed resources: -want, +got:\n%s", diff)
 	}

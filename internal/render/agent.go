@@ -38,6 +38,32 @@ func ForwardTargetKey(t v1alpha1.ForwardTarget) string {
 	return "broker/" + string(deref(t.Broker))
 }
 
+// BrokerTargets names the Broker behind every address an agent sends events
+// to, keyed as Observed.ForwardAddresses: its own, for replies, and each
+// forward's target. agentBroker names the Broker of a target agent, or ""
+// when that agent does not exist (yet); its forward then waits.
+func BrokerTargets(e *v1alpha1.AgentEventing, agentBroker func(agent string) (string, error)) (map[string]string, error) {
+	if e == nil {
+		return nil, nil
+	}
+	targets := map[string]string{"broker/" + BrokerName(e.Broker): BrokerName(e.Broker)}
+	for _, f := range e.Forwards {
+		switch t := f.Target; {
+		case t.Broker != nil:
+			targets[ForwardTargetKey(t)] = string(*t.Broker)
+		case t.Agent != nil:
+			b, err := agentBroker(string(*t.Agent))
+			if err != nil {
+				return nil, err
+			}
+			if b != "" {
+				targets[ForwardTargetKey(t)] = b
+			}
+		}
+	}
+	return targets, nil
+}
+
 // Agent renders the objects of a LambdaAgent. Agents are kept warm: one
 // replica at least, unless the spec says otherwise.
 func Agent(in AgentInput) (*Objects, error) {

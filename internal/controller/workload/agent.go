@@ -55,25 +55,15 @@ func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (ma
 // its own (for replies) and its forwards' targets. A Broker without an
 // address yet is left out; render says what waits for it.
 func (c *agentClient) addresses(ctx context.Context, mg *v1alpha1.LambdaAgent) (map[string]string, error) {
-	e := mg.Spec.ForProvider.Eventing
-	if e == nil {
-		return nil, nil
-	}
-	targets := map[string]string{"broker/" + render.BrokerName(e.Broker): render.BrokerName(e.Broker)}
-	for _, f := range e.Forwards {
-		switch t := f.Target; {
-		case t.Broker != nil:
-			targets[render.ForwardTargetKey(t)] = string(*t.Broker)
-		case t.Agent != nil:
-			a := &v1alpha1.LambdaAgent{}
-			if err := c.local.Get(ctx, types.NamespacedName{Namespace: mg.Namespace, Name: string(*t.Agent)}, a); err != nil {
-				if client.IgnoreNotFound(err) != nil {
-					return nil, errors.Wrap(err, errGetTargetAgent)
-				}
-				continue
-			}
-			targets[render.ForwardTargetKey(t)] = render.BrokerName(a.Spec.ForProvider.Eventing.GetBroker())
+	targets, err := render.BrokerTargets(mg.Spec.ForProvider.Eventing, func(agent string) (string, error) {
+		a := &v1alpha1.LambdaAgent{}
+		if err := c.local.Get(ctx, types.NamespacedName{Namespace: mg.Namespace, Name: agent}, a); err != nil {
+			return "", errors.Wrap(client.IgnoreNotFound(err), errGetTargetAgent)
 		}
+		return render.BrokerName(a.Spec.ForProvider.Eventing.GetBroker()), nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	addrs := map[string]string{}
 	for key, name := range targets {
