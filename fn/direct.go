@@ -20,6 +20,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
 // Keys of the resources a Direct pass requires.
@@ -71,9 +72,14 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 			return o, err
 		}
 		id, err := sources.Resolve(ctx, spec.Source, secret)
-		if err != nil {
+		switch {
+		case source.IsUnresolvable(err):
 			p.keep(all)
 			return stalled(v1alpha1.ReasonSourceUnresolved, err.Error()), nil
+		case err != nil:
+			// A server that does not answer now may later.
+			p.keep(all)
+			return retrying(status.Phase, v1alpha1.ReasonSourceUnreachable, err.Error()), nil
 		}
 		rin.Observed.SourceIdentity = id
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -26,6 +27,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
 const (
@@ -94,6 +96,7 @@ func TestRunFunction(t *testing.T) {
 		}
 		return commit, nil
 	})
+	const sshRefused = "git URL ssh://git@git.example.com/acme/fns.git: only https:// repositories can be resolved by this provider build"
 	mr := func(status string) *structpb.Struct {
 		return mustStruct(t, `{"apiVersion":"lambda.m.crossplane.io/v1alpha1","kind":"LambdaFunction","metadata":{"name":"hello","namespace":"apps"},"status":`+status+`}`)
 	}
@@ -306,6 +309,34 @@ func TestRunFunction(t *testing.T) {
 				conditions:   stalledConditions("SourceUnresolved", "the source credentials Secret git-creds does not exist in namespace apps"),
 				results:      []*fnv1.Result{warning("SourceUnresolved", "the source credentials Secret git-creds does not exist in namespace apps")},
 				requirements: map[string]*fnv1.ResourceSelector{"source-credentials": gitCreds},
+			},
+		},
+		"GitUnreachableStaysReady": {
+			reason:   "A git server that does not answer is retried: nothing changes, and a function that serves stays Ready.",
+			xr:       lambdaXR(t, gitSpec, `{"phase":"Ready","url":"http://hello.apps.example.com"}`),
+			required: map[string]*fnv1.Resources{"source-credentials": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"git-creds","namespace":"apps"}}`)}}}},
+			sources: SourceResolverFn(func(context.Context, v1alpha1.FunctionSource, map[string][]byte) (string, error) {
+				return "", errors.New("cannot reach git repository https://git.example.com/acme/fns: connection refused")
+			}),
+			observed: map[string]*fnv1.Resource{"Service/hello": {Resource: runningSvc}},
+			want: want{
+				composed:     composedOf(serviceRunning(testName, true, built.Image)),
+				status:       `{"phase":"Ready","url":"http://hello.apps.example.com"}`,
+				ready:        fnv1.Ready_READY_TRUE,
+				conditions:   progressingConditions("SourceUnreachable", "cannot reach git repository https://git.example.com/acme/fns: connection refused"),
+				requirements: map[string]*fnv1.ResourceSelector{"source-credentials": gitCreds},
+			},
+		},
+		"GitRefUnresolvable": {
+			reason:  "A git source the provider cannot resolve however often it tries stalls the XR, through the real resolver.",
+			xr:      lambdaXR(t, "source: {git: {url: \"ssh://git@git.example.com/acme/fns.git\", ref: main}}\nruntime: {language: go, handler: Handle}\n", ""),
+			sources: source.NewResolver(http.DefaultClient),
+			want: want{
+				composed:   composedOf(),
+				status:     `{"phase":"Failed"}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: stalledConditions("SourceUnresolved", sshRefused),
+				results:    []*fnv1.Result{warning("SourceUnresolved", sshRefused)},
 			},
 		},
 		"ManagedFirstPass": {

@@ -27,30 +27,49 @@ const (
 // stalled.
 const reasonAvailable = "Available"
 
+// A progress is how a composite resource moves on from a pass.
+type progress int
+
+const (
+	// working needs only time: a build, Knative, a retry.
+	working progress = iota
+	// done serves and needs nothing.
+	done
+	// stuck needs a user: nothing changes until the spec or the source does.
+	stuck
+)
+
 // An outcome is where a composite resource stands after a pass.
 type outcome struct {
-	phase   v1alpha1.Phase
-	reason  xpv2.ConditionReason
-	message string
-
-	// stalled says nothing changes until a user does something.
-	stalled bool
+	phase    v1alpha1.Phase
+	reason   xpv2.ConditionReason
+	message  string
+	progress progress
 }
 
 // progressing is an outcome that needs only time.
 func progressing(phase v1alpha1.Phase, reason xpv2.ConditionReason, msg string) outcome {
-	return outcome{phase: phase, reason: reason, message: msg}
+	return outcome{phase: phase, reason: reason, message: msg, progress: working}
+}
+
+// retrying is an outcome that needs only time and changes nothing: the
+// phase stays what it was, so a workload that serves stays Ready.
+func retrying(was v1alpha1.Phase, reason xpv2.ConditionReason, msg string) outcome {
+	if was == "" {
+		was = v1alpha1.PhasePending
+	}
+	return progressing(was, reason, msg)
 }
 
 // stalled is an outcome that needs a user: a failed build, a source that
-// cannot be read, a spec that cannot be rendered.
+// cannot be resolved, a spec that cannot be rendered.
 func stalled(reason xpv2.ConditionReason, msg string) outcome {
-	return outcome{phase: v1alpha1.PhaseFailed, reason: reason, message: msg, stalled: true}
+	return outcome{phase: v1alpha1.PhaseFailed, reason: reason, message: msg, progress: stuck}
 }
 
 // ready is the outcome of a workload that serves.
 func ready(url string) outcome {
-	return outcome{phase: v1alpha1.PhaseReady, reason: reasonAvailable, message: "serving at " + url}
+	return outcome{phase: v1alpha1.PhaseReady, reason: reasonAvailable, message: "serving at " + url, progress: done}
 }
 
 // conditions sets Reconciling and Stalled on the composite resource and its
@@ -58,11 +77,11 @@ func ready(url string) outcome {
 // is also a warning event.
 func (o outcome) conditions(rsp *fnv1.RunFunctionResponse) {
 	reason := string(o.reason)
-	switch {
-	case o.phase == v1alpha1.PhaseReady:
+	switch o.progress {
+	case done:
 		response.ConditionFalse(rsp, typeReconciling, reason).WithMessage(o.message).TargetCompositeAndClaim()
 		response.ConditionFalse(rsp, typeStalled, reason).TargetCompositeAndClaim()
-	case o.stalled:
+	case stuck:
 		response.ConditionFalse(rsp, typeReconciling, reason).TargetCompositeAndClaim()
 		response.ConditionTrue(rsp, typeStalled, reason).WithMessage(o.message).TargetCompositeAndClaim()
 		response.Warning(rsp, errors.New(o.message)).WithReason(reason).TargetCompositeAndClaim()

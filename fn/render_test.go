@@ -237,7 +237,7 @@ func withoutNetworkErrors(t *testing.T, out []byte) []byte {
 	for _, c := range conds {
 		m := c.(map[string]any) //nolint:forcetypeassert // Conditions are objects.
 		msg, _ := m["message"].(string)
-		if m["reason"] != string(v1alpha1.ReasonSourceUnresolved) || !strings.Contains(msg, ": ") {
+		if m["reason"] != string(v1alpha1.ReasonSourceUnreachable) || !strings.Contains(msg, ": ") {
 			continue
 		}
 		m["message"] = strings.SplitN(msg, ": ", 2)[0] + ": (the network's answer, which differs between machines)"

@@ -47,10 +47,10 @@ func (r *GitResolver) Resolve(ctx context.Context, url, ref string, creds *Crede
 	}
 	ep, err := transport.NewEndpoint(url)
 	if err != nil {
-		return "", errors.Wrapf(err, errFmtEndpoint, url)
+		return "", unresolvable(errors.Wrapf(err, errFmtEndpoint, url))
 	}
 	if ep.Protocol != "https" && ep.Protocol != "http" {
-		return "", errors.Errorf(errFmtScheme, url)
+		return "", unresolvable(errors.Errorf(errFmtScheme, url))
 	}
 	var auth transport.AuthMethod
 	if creds != nil {
@@ -77,5 +77,5 @@ func (r *GitResolver) Resolve(ctx context.Context, url, ref string, creds *Crede
 			return h.Hash().String(), nil
 		}
 	}
-	return "", errors.Errorf(errFmtNoRef, url, ref)
+	return "", unresolvable(errors.Errorf(errFmtNoRef, url, ref))
 }

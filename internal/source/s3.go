@@ -62,7 +62,7 @@ func (r *S3Resolver) Resolve(ctx context.Context, loc S3Location, creds *S3Crede
 	if loc.Endpoint != "" {
 		u, err := url.Parse(loc.Endpoint)
 		if err != nil || u.Host == "" {
-			return "", errors.Errorf(errFmtS3Endpoint, loc.Endpoint)
+			return "", unresolvable(errors.Errorf(errFmtS3Endpoint, loc.Endpoint))
 		}
 		host, secure = u.Host, u.Scheme == "https"
 	}
@@ -79,7 +79,7 @@ func (r *S3Resolver) Resolve(ctx context.Context, loc S3Location, creds *S3Crede
 	if loc.Key != "" {
 		info, err := s3.StatObject(ctx, loc.Bucket, loc.Key, minio.StatObjectOptions{})
 		if minio.ToErrorResponse(err).StatusCode == http.StatusNotFound {
-			return "", errors.Errorf(errFmtS3NoObject, loc.Bucket, loc.Key)
+			return "", unresolvable(errors.Errorf(errFmtS3NoObject, loc.Bucket, loc.Key))
 		}
 		if err != nil {
 			return "", errors.Wrapf(err, errFmtS3Stat, loc.Bucket, loc.Key)
@@ -93,7 +93,7 @@ func (r *S3Resolver) Resolve(ctx context.Context, loc S3Location, creds *S3Crede
 			objects = append(objects, object(info))
 		}
 		if len(objects) == 0 {
-			return "", errors.Errorf(errFmtS3Empty, loc.Bucket, loc.Prefix)
+			return "", unresolvable(errors.Errorf(errFmtS3Empty, loc.Bucket, loc.Prefix))
 		}
 	}
 	slices.Sort(objects)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
 const (
@@ -57,7 +58,13 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 	if spec.Source.Git != nil || spec.Source.S3 != nil {
 		id, err := c.resolveSource(ctx, spec.Source)
 		if err != nil {
-			mg.SetConditions(notReady(mg, v1alpha1.ReasonSourceUnresolved, err.Error()))
+			// A missing Secret, ref or object needs a user; a server that
+			// does not answer may come back.
+			reason := v1alpha1.ReasonSourceUnreachable
+			if source.IsUnresolvable(err) || kerrors.IsNotFound(err) {
+				reason = v1alpha1.ReasonSourceUnresolved
+			}
+			mg.SetConditions(notReady(mg, reason, err.Error()))
 			return managed.ExternalObservation{}, err
 		}
 		in.Observed.SourceIdentity = id
