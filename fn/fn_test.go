@@ -722,3 +722,113 @@ func TestUnknownModeStalls(t *testing.T) {
 		t.Errorf("RunFunction(...): desired composed resources: -want, +got:\n%s", diff)
 	}
 }
+
+// supportSpec is an agent with its own Broker that forwards escalations to
+// the supervisor agent's Broker.
+const supportSpec = `
+image: {repository: ghcr.io/acme/support-agent, tag: v0.9.0}
+ai: {provider: ollama, endpoint: "http://ollama.ai.svc:11434", model: "llama3.2:3b"}
+eventing:
+  broker: {name: support, create: true}
+  subscriptions:
+  - {name: tickets, eventType: com.example.ticket.opened}
+  forwards:
+  - name: escalations
+    eventTypes: [com.example.ticket.escalated]
+    target: {agent: supervisor}
+`
+
+// TestRunFunctionAgent checks that an Agent's forward to another agent
+// requires that agent, then its Broker, and composes the agent with the
+// Broker's address once Crossplane has supplied both.
+func TestRunFunctionAgent(t *testing.T) {
+	var spec v1alpha1.LambdaAgentParameters
+	if err := yaml.UnmarshalStrict([]byte(supportSpec), &spec); err != nil {
+		t.Fatal(err)
+	}
+	const (
+		supportAddr    = "http://broker-ingress.knative-eventing.svc/apps/support"
+		supervisorAddr = "http://broker-ingress.knative-eventing.svc/apps/supervisor"
+	)
+	objs, err := render.Agent(render.AgentInput{Namespace: testNS, Name: "support", Spec: spec, Observed: render.Observed{ForwardAddresses: map[string]string{
+		"broker/support": supportAddr, "agent/supervisor": supervisorAddr,
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker := func(name, addr string) *fnv1.Resources {
+		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"eventing.knative.dev/v1","kind":"Broker","metadata":{"name":"`+name+`","namespace":"apps"},"status":{"address":{"url":"`+addr+`"}}}`)}}}
+	}
+	sel := func(apiVersion, kind, name string) *fnv1.ResourceSelector {
+		return &fnv1.ResourceSelector{ApiVersion: apiVersion, Kind: kind, Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchName{MatchName: name}}
+	}
+	xr := toJSON(t, map[string]any{
+		"apiVersion": "platform.lambda.crossplane.io/v1alpha1", "kind": "Agent",
+		"metadata": map[string]any{"name": "support", "namespace": testNS, "generation": 1},
+		"spec":     fromYAML(t, supportSpec),
+	})
+
+	cases := map[string]struct {
+		reason       string
+		required     map[string]*fnv1.Resources
+		composed     map[string]composedSummary
+		requirements map[string]*fnv1.ResourceSelector
+		conditions   []*fnv1.Condition
+	}{
+		"FirstAsk": {
+			reason:   "Before Crossplane answers, the agent's own Broker and the target agent are required and nothing is composed.",
+			composed: composedOf(),
+			requirements: map[string]*fnv1.ResourceSelector{
+				"broker-support":           sel("eventing.knative.dev/v1", "Broker", "support"),
+				"forward-agent-supervisor": sel("platform.lambda.crossplane.io/v1alpha1", "Agent", "supervisor"),
+			},
+			conditions: progressingConditions("Waiting", msgWaitRequired),
+		},
+		"Addressed": {
+			reason: "With the target agent and both Brokers supplied, the agent is composed; its own Broker exists already and is used, not composed.",
+			required: map[string]*fnv1.Resources{
+				"broker-support":           broker("support", supportAddr),
+				"broker-supervisor":        broker("supervisor", supervisorAddr),
+				"forward-agent-supervisor": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"platform.lambda.crossplane.io/v1alpha1","kind":"Agent","metadata":{"name":"supervisor","namespace":"apps"},"spec":{"eventing":{"broker":{"name":"supervisor"}}}}`)}}},
+			},
+			composed: composedOf(append([]composedSummary{serviceRunning("support", false, objs.Image)}, triggersOf(objs)...)...),
+			requirements: map[string]*fnv1.ResourceSelector{
+				"broker-support":           sel("eventing.knative.dev/v1", "Broker", "support"),
+				"broker-supervisor":        sel("eventing.knative.dev/v1", "Broker", "supervisor"),
+				"forward-agent-supervisor": sel("platform.lambda.crossplane.io/v1alpha1", "Agent", "supervisor"),
+			},
+			conditions: progressingConditions("Deploying", "waiting for the Knative Service to be Ready: the Knative Service does not exist yet"),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := &fnv1.RunFunctionRequest{
+				Input:             mustStruct(t, testInput),
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr)}},
+				RequiredResources: tc.required,
+			}
+			f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}
+			rsp, err := f.RunFunction(context.Background(), req)
+			if err != nil {
+				t.Fatalf("%s\nRunFunction(...): %v", tc.reason, err)
+			}
+			if diff := cmp.Diff(tc.composed, summarise(t, rsp)); diff != "" {
+				t.Errorf("%s\nRunFunction(...): desired composed resources: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.requirements, rsp.GetRequirements().GetResources(), protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nRunFunction(...): requirements: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.conditions, rsp.GetConditions(), protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nRunFunction(...): conditions: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func triggersOf(objs *render.Objects) []composedSummary {
+	out := make([]composedSummary, 0, len(objs.Triggers))
+	for _, tr := range objs.Triggers {
+		out = append(out, composedAs("Trigger", tr.Name, false))
+	}
+	return out
+}
