@@ -54,7 +54,8 @@ spec:
 // as its own process, and compares the output with golden files. Then the
 // real API server validates each rendered composed resource (strict, dry
 // run) against its real schema: Knative's, batch's and our managed
-// resources'.
+// resources'; and crossplane beta validate, offline, validates the whole XR
+// with its status against the platform's XRD.
 func TestCrossplaneRender(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -76,6 +77,7 @@ func TestCrossplaneRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	kube := apiClient(t)
+	validateArgs := cliValidateArgs(ctx, t, dir)
 
 	examples, err := filepath.Glob(filepath.Join(repo, "examples", "platform", "*", "*.yaml"))
 	if err != nil {
@@ -105,6 +107,20 @@ func TestCrossplaneRender(t *testing.T) {
 				}
 				golden(t, filepath.Join("testdata", "render", name+".yaml"), withoutNetworkErrors(t, out))
 				validate(ctx, t, kube, out)
+
+				// The whole XR, status included, against the XRD, as
+				// Crossplane turns it into a CRD, and the composed
+				// resources against the CRDs the CLI is given.
+				full := exec.CommandContext(ctx, crossplane, "render", xrFile, comp, functions, "--required-resources="+required, "--include-full-xr")
+				rendered, err := full.Output()
+				if err != nil {
+					t.Fatalf("crossplane render --include-full-xr: %v", err)
+				}
+				v := exec.CommandContext(ctx, crossplane, append(validateArgs, "-")...)
+				v.Stdin = bytes.NewReader(rendered)
+				if out, err := v.CombinedOutput(); err != nil {
+					t.Errorf("crossplane beta validate: %v\n%s", err, out)
+				}
 			})
 			rendered++
 		}
@@ -113,6 +129,40 @@ func TestCrossplaneRender(t *testing.T) {
 	if rendered != 16 {
 		t.Errorf("rendered %d examples in their modes, want 16", rendered)
 	}
+}
+
+// cliValidateArgs are the arguments of crossplane beta validate, offline:
+// the platform's XRDs, the provider's CRDs and Knative's, and Crossplane's
+// own CRDs put where the CLI would otherwise download its package to.
+func cliValidateArgs(ctx context.Context, t *testing.T, dir string) []string {
+	t.Helper()
+	extensions := []string{filepath.Join(repo, "package", "configuration"), filepath.Join(repo, "package", "crds")}
+	var core []byte
+	for _, s := range local.ThirdPartyCRDs {
+		d, err := s.Path(ctx, repo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Module != "github.com/crossplane/crossplane/v2" {
+			extensions = append(extensions, d)
+			continue
+		}
+		files, err := filepath.Glob(filepath.Join(d, "*.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		core = concat(t, files...)
+	}
+	cache := filepath.Join(dir, "xpkg-cache")
+	pkg := filepath.Join(cache, "xpkg.crossplane.io", "crossplane", "crossplane@"+local.CrossplaneVersion)
+	if err := os.MkdirAll(pkg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "package.yaml"), core, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"beta", "validate", strings.Join(extensions, ","),
+		"--cache-dir=" + cache, "--crossplane-image=xpkg.crossplane.io/crossplane/crossplane:" + local.CrossplaneVersion}
 }
 
 // startFunction builds the function and runs it as crossplane render's
