@@ -32,9 +32,6 @@ func (p *pass) directAgent() (outcome, error) {
 		p.keep(all)
 		return stalled(v1alpha1.ReasonInvalid, err.Error()), nil
 	}
-	if err := p.shareBroker(objs); err != nil {
-		return outcome{}, err
-	}
 	o, err := p.deployed(objs, status)
 	if err != nil {
 		return outcome{}, err

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/resource"
@@ -88,31 +87,29 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 		p.keep(all)
 		return stalled(v1alpha1.ReasonInvalid, err.Error()), nil
 	}
-	if err := p.shareBroker(objs); err != nil {
-		return outcome{}, err
-	}
 
 	if objs.BuildJob != nil {
 		o, digest, err := p.followBuild(objs, status)
-		if err != nil || digest == "" {
-			// The build's objects and whatever serves meanwhile; an older
-			// build's objects go.
-			if err := p.compose(buildObjects(objs)...); err != nil {
-				return outcome{}, err
-			}
+		if err != nil {
+			return outcome{}, err
+		}
+		// The build's objects (and the Broker, which does not wait for it)
+		// stay desired while it runs, after it failed, and for the one pass
+		// after it succeeded, until its digest is in the status: the Job is
+		// the only record of the build meanwhile.
+		if err := p.shareBroker(objs); err != nil {
+			return outcome{}, err
+		}
+		if err := p.compose(objs.All()...); err != nil {
+			return outcome{}, err
+		}
+		if digest == "" {
+			// Whatever serves stays as it is; an older build's objects go.
 			p.keep(workloadObject)
 			return o, p.setStatus(status)
 		}
-		// The Job stays desired for this one pass, until its digest is in
-		// the status: it is the only record of the build meanwhile.
-		if err := p.compose(buildObjects(objs)...); err != nil {
-			return outcome{}, err
-		}
 		rin.Observed.Build = &render.Build{Identity: objs.BuildIdentity, Digest: digest}
 		if objs, err = render.Function(rin); err != nil {
-			return outcome{}, err
-		}
-		if err := p.shareBroker(objs); err != nil {
 			return outcome{}, err
 		}
 	}
@@ -146,16 +143,6 @@ func (p *pass) shareBroker(objs *render.Objects) error {
 		objs.Broker = nil
 	}
 	return nil
-}
-
-// buildObjects are the objects of a build, and the Broker, which does not
-// wait for it.
-func buildObjects(objs *render.Objects) []client.Object {
-	out := []client.Object{objs.BuildContext, objs.BuildJob}
-	if objs.Broker != nil {
-		out = append(out, objs.Broker)
-	}
-	return out
 }
 
 // workloadObject is what serves while a build runs: anything but an older
@@ -208,6 +195,9 @@ func (p *pass) followBuild(objs *render.Objects, status *v1alpha1.LambdaFunction
 // deployed composes a workload's objects and reports, in its observation,
 // how far Knative has got with them.
 func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) (outcome, error) {
+	if err := p.shareBroker(objs); err != nil {
+		return outcome{}, err
+	}
 	if err := p.compose(objs.All()...); err != nil {
 		return outcome{}, err
 	}
