@@ -12,7 +12,6 @@ import (
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 
 	"github.com/crossplane/function-sdk-go/errors"
-	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -147,7 +146,7 @@ func (p *pass) shareBroker(objs *render.Objects) error {
 
 // workloadObject is what serves while a build runs: anything but an older
 // build's Job and ConfigMap.
-func workloadObject(_ resource.Name, o *composed.Unstructured) bool {
+func workloadObject(o *composed.Unstructured) bool {
 	return o.GetKind() != "Job" && o.GetKind() != "ConfigMap"
 }
 

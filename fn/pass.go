@@ -63,15 +63,11 @@ func newPass(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (*pass
 	return p, nil
 }
 
-// resourceName is the name of a composed resource in the pipeline. A build
-// Job is named for its build identity, so a new build is a new resource and
-// Crossplane removes the one it replaces.
-func resourceName(kind, name string) resource.Name {
-	return resource.Name(kind + "/" + name)
-}
-
+// nameOf is the name of a composed resource in the pipeline: its kind and
+// name. A build Job is named for its build identity, so a new build is a new
+// resource and Crossplane removes the one it replaces.
 func nameOf(o client.Object) resource.Name {
-	return resourceName(o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
+	return resource.Name(o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName())
 }
 
 // compose makes rendered objects desired, each ready when its observed twin
@@ -98,26 +94,25 @@ func (p *pass) compose(objs ...client.Object) error {
 // keep carries observed composed resources forward as they are, when keep
 // says so and this pass does not render them: a build that starts or a spec
 // that fails leaves running objects alone.
-func (p *pass) keep(keep func(name resource.Name, o *composed.Unstructured) bool) {
+func (p *pass) keep(keep func(o *composed.Unstructured) bool) {
 	for name, ob := range p.observed {
-		if _, ok := p.desired[name]; ok || !keep(name, ob.Resource) {
+		if _, ok := p.desired[name]; ok || !keep(ob.Resource) {
 			continue
 		}
+		// Only what a client sets: status and the server's metadata would
+		// be refused or fight the server.
 		m := map[string]any{}
 		for k, v := range ob.Resource.Object {
 			if k != "status" && k != "metadata" {
 				m[k] = v
 			}
 		}
-		meta := map[string]any{"name": ob.Resource.GetName()}
-		if ns := ob.Resource.GetNamespace(); ns != "" {
-			meta["namespace"] = ns
-		}
-		if l := ob.Resource.GetLabels(); len(l) > 0 {
-			meta["labels"] = toAny(l)
-		}
-		if a := ob.Resource.GetAnnotations(); len(a) > 0 {
-			meta["annotations"] = toAny(a)
+		meta := map[string]any{}
+		observed, _ := ob.Resource.Object["metadata"].(map[string]any)
+		for _, k := range []string{"name", "namespace", "labels", "annotations"} {
+			if v, ok := observed[k]; ok {
+				meta[k] = v
+			}
 		}
 		m["metadata"] = meta
 		p.desired[name] = &resource.DesiredComposed{Resource: &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: m}}, Ready: readiness(ob.Resource)}
@@ -125,15 +120,7 @@ func (p *pass) keep(keep func(name resource.Name, o *composed.Unstructured) bool
 }
 
 // all keeps every observed composed resource.
-func all(resource.Name, *composed.Unstructured) bool { return true }
-
-func toAny(m map[string]string) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
+func all(*composed.Unstructured) bool { return true }
 
 // observedAs reads the observed twin of a rendered object into o; false
 // when there is none yet.
