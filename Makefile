@@ -21,7 +21,7 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 # The local control plane and the tests find etcd and kube-apiserver here.
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build vet test fuzz run generate check-generated tools controlplane testservers crossplane clean
+.PHONY: all build vet test fuzz run generate check-generated tools controlplane testservers crossplane images xpkg clean
 
 all: build vet
 
@@ -74,7 +74,7 @@ check-generated: generate
 		git status --porcelain -- $(GENERATED); exit 1; fi
 
 ## test: every test, against a real kube-apiserver and etcd.
-test: controlplane testservers crossplane
+test: controlplane testservers crossplane xpkg
 	go test -count=1 ./...
 
 ## fuzz: each fuzz target for FUZZTIME; render may refuse any spec, never panic.
@@ -89,5 +89,40 @@ run: controlplane crossplane
 	go build -o $(BIN)/run ./cluster/local/cmd/run
 	$(BIN)/run $(RUN_FLAGS)
 
+## images: the provider's and the function's static binaries for each of
+## ARCHES, each assembled into an OCI image tarball without a container
+## engine or a base image (cluster/images).
+ARCHES   ?= amd64 arm64
+VERSION  ?= v0.1.0
+REGISTRY ?= xpkg.crossplane.io/knative-lambda
+OUTPUT   := $(CURDIR)/_output
+images:
+	go build -o $(BIN)/images ./cluster/images
+	for arch in $(ARCHES); do \
+		out=$(OUTPUT)/linux_$$arch; mkdir -p $$out; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch go build -trimpath -ldflags "-s -w" -o $$out/provider ./cmd/provider; \
+		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch go build -trimpath -ldflags "-s -w" -o $$out/function ./fn; \
+		$(BIN)/images --binary=$$out/provider --name=provider --arch=$$arch \
+			--tag=$(REGISTRY)/provider-knative-lambda:$(VERSION) --out=$$out/provider-image.tar; \
+		$(BIN)/images --binary=$$out/function --name=function --arch=$$arch \
+			--tag=$(REGISTRY)/function-knative-lambda:$(VERSION) --out=$$out/function-image.tar; \
+	done
+
+## xpkg: the provider and function packages for each of ARCHES, with their
+## runtime images embedded, and the configuration package, built by the
+## Crossplane CLI into _output. package/ holds the provider's files; the
+## function's and the configuration's are in folders below it.
+PROVIDER_IGNORE := configuration/*.yaml,configuration/rbac/*.yaml,function/*.yaml,function/input/*.yaml
+xpkg: images crossplane
+	for arch in $(ARCHES); do \
+		out=$(OUTPUT)/linux_$$arch; \
+		$(BIN)/crossplane xpkg build --package-root=package --ignore='$(PROVIDER_IGNORE)' --examples-root=examples \
+			--embed-runtime-image-tarball=$$out/provider-image.tar --package-file=$$out/provider-knative-lambda.xpkg; \
+		$(BIN)/crossplane xpkg build --package-root=package/function --examples-root=examples/platform \
+			--embed-runtime-image-tarball=$$out/function-image.tar --package-file=$$out/function-knative-lambda.xpkg; \
+	done
+	$(BIN)/crossplane xpkg build --package-root=package/configuration --ignore='rbac/*.yaml' --examples-root=examples/platform \
+		--package-file=$(OUTPUT)/configuration-knative-lambda.xpkg
+
 clean:
-	rm -rf $(CACHE)
+	rm -rf $(CACHE) $(OUTPUT)

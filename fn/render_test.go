@@ -367,6 +367,10 @@ func TestConfigurationPackage(t *testing.T) {
 	kube := apiClient(t)
 	for _, o := range objs {
 		kinds[o.GetAPIVersion()+"/"+o.GetKind()]++
+		if o.GroupVersionKind().Group == "meta.pkg.crossplane.io" {
+			// The package's meta file; crossplane xpkg build reads it.
+			continue
+		}
 		if err := kube.Create(ctx, o, &client.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict}); err != nil {
 			t.Errorf("the API server refuses %s %s: %v", o.GetKind(), o.GetName(), err)
 		}
@@ -397,6 +401,7 @@ func TestConfigurationPackage(t *testing.T) {
 	}
 	want := map[string]int{
 		"Input": 8,
+		"meta.pkg.crossplane.io/v1/Configuration":                    1,
 		"apiextensions.crossplane.io/v2/CompositeResourceDefinition": 2,
 		"apiextensions.crossplane.io/v1/CompositeResourceDefinition": 2,
 		"apiextensions.crossplane.io/v1/Composition":                 8,
