@@ -21,7 +21,7 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 # The local control plane and the tests find etcd and kube-apiserver here.
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build vet test fuzz run generate check-generated tools controlplane testservers crossplane images xpkg clean
+.PHONY: all build vet test fuzz run generate check-generated tools controlplane testservers crossplane crossplane-core images xpkg clean
 
 all: build vet
 
@@ -46,6 +46,14 @@ CROSSPLANE_VERSION := $(shell awk '$$1=="require" && $$2=="github.com/crossplane
 crossplane:
 	@$(GOBUILD) crossplane $(CROSSPLANE_MOD) github.com/crossplane/crossplane/v2/cmd/crank \
 		"-X github.com/crossplane/crossplane/v2/internal/version.version=$(CROSSPLANE_VERSION)"
+
+## crossplane-core: Crossplane itself, for the end-to-end tests, which run it
+## outside a cluster against the local control plane.
+CORE_MOD := cluster/local/build/crossplane-core
+CORE_VERSION := $(shell awk '$$1=="require" && $$2=="github.com/crossplane/crossplane/v2" {print $$3}' $(CORE_MOD)/go.mod)
+crossplane-core:
+	@$(GOBUILD) crossplane-core $(CORE_MOD) github.com/crossplane/crossplane/v2/cmd/crossplane \
+		"-X github.com/crossplane/crossplane/v2/internal/version.version=$(CORE_VERSION)"
 
 ## tools: the code generators, pinned in cluster/tools.
 tools:

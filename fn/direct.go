@@ -24,6 +24,7 @@ import (
 // Keys of the resources a Direct pass requires.
 const (
 	requireProviderConfig = "provider-config"
+	requireNamespace      = "namespace"
 	requireCredentials    = "source-credentials"
 	requireBuildPods      = "build-pods"
 	requireForwardAgent   = "forward-agent-"
@@ -88,6 +89,12 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 	}
 
 	if objs.BuildJob != nil {
+		if _, started := p.observed[nameOf(objs.BuildJob)]; !started {
+			if o, ok, err := p.buildAdmitted(); err != nil || !ok {
+				p.keep(all)
+				return o, err
+			}
+		}
 		o, digest, err := p.followBuild(objs, status)
 		if err != nil {
 			return outcome{}, err
@@ -117,6 +124,24 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 		return outcome{}, err
 	}
 	return o, p.setStatus(status)
+}
+
+// buildAdmitted checks, before a build starts, that its namespace does not
+// enforce the restricted Pod Security level, whose admission would refuse
+// Kaniko's pods without the Job ever saying so. A namespace Crossplane does
+// not supply is given the benefit of the doubt.
+func (p *pass) buildAdmitted() (outcome, bool, error) {
+	items, ok, err := p.require(requireNamespace, byName("v1", "Namespace", "", p.xr.namespace))
+	switch {
+	case err != nil || !ok:
+		return progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgWaitRequired), false, err
+	case len(items) == 0:
+		return outcome{}, true, nil
+	}
+	if msg := observe.BuildNotAdmitted(p.xr.namespace, items[0].GetLabels()); msg != "" {
+		return stalled(v1alpha1.ReasonBuildNotAdmitted, msg), false, nil
+	}
+	return outcome{}, true, nil
 }
 
 // shareBroker leaves out a Broker to create that exists but is not this

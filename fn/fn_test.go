@@ -26,6 +26,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
@@ -73,6 +74,7 @@ func TestRunFunction(t *testing.T) {
 	buildPods := &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Pod", Namespace: ptr.To(testNS),
 		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"batch.kubernetes.io/job-name": job}}}}
 	runningSvc := serviceWithStatus(t, built.Service, true, "http://hello.apps.example.com")
+	appsNamespace := &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Namespace", Match: &fnv1.ResourceSelector_MatchName{MatchName: testNS}}
 	eventsBroker := &fnv1.ResourceSelector{ApiVersion: "eventing.knative.dev/v1", Kind: "Broker", Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchName{MatchName: "events"}}
 
 	type want struct {
@@ -113,24 +115,37 @@ func TestRunFunction(t *testing.T) {
 		"FirstPass": {
 			reason:   "A new function gets its build and its Broker; the Service waits for the image.",
 			xr:       lambdaXR(t, helloSpec, ""),
-			required: map[string]*fnv1.Resources{"broker-events": {}},
+			required: map[string]*fnv1.Resources{"namespace": {}, "broker-events": {}},
 			want: want{
 				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false), composedAs("Broker", "events", false)),
 				status:       `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
-				requirements: map[string]*fnv1.ResourceSelector{"broker-events": eventsBroker},
+				requirements: map[string]*fnv1.ResourceSelector{"namespace": appsNamespace, "broker-events": eventsBroker},
 				conditions:   progressingConditions("Building", "starting build "+job),
+			},
+		},
+		"RestrictedNamespace": {
+			reason:   "A namespace that enforces the restricted Pod Security level would refuse the build's pods silently: the XR stalls and says so, and no Job is composed.",
+			xr:       lambdaXR(t, helloSpec, ""),
+			required: map[string]*fnv1.Resources{"namespace": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"apps","labels":{"pod-security.kubernetes.io/enforce":"restricted"}}}`)}}}},
+			want: want{
+				composed:     composedOf(),
+				status:       `{"phase":"Failed"}`,
+				ready:        fnv1.Ready_READY_FALSE,
+				requirements: map[string]*fnv1.ResourceSelector{"namespace": appsNamespace},
+				conditions:   stalledConditions("BuildNotAdmitted", observe.BuildNotAdmitted(testNS, map[string]string{observe.LabelEnforce: "restricted"})),
+				results:      []*fnv1.Result{warning("BuildNotAdmitted", observe.BuildNotAdmitted(testNS, map[string]string{observe.LabelEnforce: "restricted"}))},
 			},
 		},
 		"BrokerOfAnother": {
 			reason:   "A Broker to create that exists and is not this XR's is used, not composed: Crossplane would refuse to take it over.",
 			xr:       lambdaXR(t, helloSpec, ""),
-			required: map[string]*fnv1.Resources{"broker-events": {Items: []*fnv1.Resource{{Resource: readyStruct(t, building.Broker)}}}},
+			required: map[string]*fnv1.Resources{"namespace": {}, "broker-events": {Items: []*fnv1.Resource{{Resource: readyStruct(t, building.Broker)}}}},
 			want: want{
 				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false)),
 				status:       `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
-				requirements: map[string]*fnv1.ResourceSelector{"broker-events": eventsBroker},
+				requirements: map[string]*fnv1.ResourceSelector{"namespace": appsNamespace, "broker-events": eventsBroker},
 				conditions:   progressingConditions("Building", "starting build "+job),
 			},
 		},
@@ -233,6 +248,7 @@ func TestRunFunction(t *testing.T) {
 				"Service/hello":             {Resource: runningSvc},
 				"Trigger/" + trig(built, 0): {Resource: readyStruct(t, built.Triggers[0])},
 			},
+			required: map[string]*fnv1.Resources{"namespace": {}},
 			want: want{
 				composed: composedOf(
 					composedAs("ConfigMap", rebuilding.BuildContext.Name, false),
@@ -241,9 +257,10 @@ func TestRunFunction(t *testing.T) {
 					serviceRunning(testName, true, built.Image),
 					composedAs("Trigger", trig(built, 0), true),
 				),
-				status:     `{"phase":"Pending","url":"http://hello.apps.example.com","build":{"identity":"` + rebuilding.BuildIdentity + `","jobName":"` + rebuilding.BuildJob.Name + `"}}`,
-				ready:      fnv1.Ready_READY_FALSE,
-				conditions: progressingConditions("Building", "starting build "+rebuilding.BuildJob.Name),
+				status:       `{"phase":"Pending","url":"http://hello.apps.example.com","build":{"identity":"` + rebuilding.BuildIdentity + `","jobName":"` + rebuilding.BuildJob.Name + `"}}`,
+				ready:        fnv1.Ready_READY_FALSE,
+				requirements: map[string]*fnv1.ResourceSelector{"namespace": appsNamespace},
+				conditions:   progressingConditions("Building", "starting build "+rebuilding.BuildJob.Name),
 			},
 		},
 		"InvalidSpecKeepsWhatRuns": {
@@ -263,12 +280,12 @@ func TestRunFunction(t *testing.T) {
 		"ClaimNamespace": {
 			reason:   "A legacy XR's objects go to its claim's namespace and are named after the claim.",
 			xr:       legacyXR(t, "XLambda", "hello-x7k2p", helloSpec),
-			required: map[string]*fnv1.Resources{"broker-events": {}},
+			required: map[string]*fnv1.Resources{"namespace": {}, "broker-events": {}},
 			want: want{
 				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false), composedAs("Broker", "events", false)),
 				status:       `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
-				requirements: map[string]*fnv1.ResourceSelector{"broker-events": eventsBroker},
+				requirements: map[string]*fnv1.ResourceSelector{"namespace": appsNamespace, "broker-events": eventsBroker},
 				conditions:   progressingConditions("Building", "starting build "+job),
 			},
 		},
@@ -288,13 +305,13 @@ func TestRunFunction(t *testing.T) {
 			reason:   "With its Secret a git ref resolves to a commit, which names the build.",
 			xr:       lambdaXR(t, gitSpec, ""),
 			sources:  resolveGit,
-			required: map[string]*fnv1.Resources{"source-credentials": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"git-creds","namespace":"apps"},"data":{"username":"Ym90","password":"czNjcmV0"}}`)}}}},
+			required: map[string]*fnv1.Resources{"namespace": {}, "source-credentials": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"git-creds","namespace":"apps"},"data":{"username":"Ym90","password":"czNjcmV0"}}`)}}}},
 			want: want{
 				composed:     composedOf(composedAs("ConfigMap", gitBuild.BuildContext.Name, false), composedAs("Job", gitBuild.BuildJob.Name, false)),
 				status:       `{"phase":"Pending","build":{"identity":"` + gitBuild.BuildIdentity + `","jobName":"` + gitBuild.BuildJob.Name + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				conditions:   progressingConditions("Building", "starting build "+gitBuild.BuildJob.Name),
-				requirements: map[string]*fnv1.ResourceSelector{"source-credentials": gitCreds},
+				requirements: map[string]*fnv1.ResourceSelector{"namespace": appsNamespace, "source-credentials": gitCreds},
 			},
 		},
 		"GitSecretMissing": {

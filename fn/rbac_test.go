@@ -66,11 +66,12 @@ func TestCrossplaneClusterRole(t *testing.T) {
 		}
 	}
 	pods := schema.GroupVersionResource{Version: "v1", Resource: "pods"}
+	namespaces := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
 	for _, v := range []string{"get", "list", "watch"} {
-		allowed = append(allowed, ask{pods, v})
+		allowed = append(allowed, ask{pods, v}, ask{namespaces, v})
 	}
 	denied = append(denied,
-		ask{pods, "create"}, ask{pods, "delete"},
+		ask{pods, "create"}, ask{pods, "delete"}, ask{namespaces, "update"}, ask{namespaces, "delete"},
 		ask{schema.GroupVersionResource{Version: "v1", Resource: "pods/exec"}, "create"},
 		ask{schema.GroupVersionResource{Version: "v1", Resource: "secrets"}, "get"},
 		ask{schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, "list"},

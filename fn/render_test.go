@@ -73,7 +73,11 @@ func TestCrossplaneRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	required := filepath.Join(dir, "required.yaml")
-	if err := os.WriteFile(required, concat(t, filepath.Join(repo, "examples", "clusterproviderconfig.yaml"), filepath.Join("testdata", "render", "required.yaml")), 0o600); err != nil {
+	if err := os.WriteFile(required, concat(t,
+		filepath.Join(repo, "examples", "clusterproviderconfig.yaml"),
+		filepath.Join(repo, "examples", "namespace.yaml"),
+		filepath.Join(repo, "examples", "platform", "claims", "namespace.yaml"),
+		filepath.Join("testdata", "render", "required.yaml")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	kube := apiClient(t)
@@ -136,7 +140,13 @@ func TestCrossplaneRender(t *testing.T) {
 // own CRDs put where the CLI would otherwise download its package to.
 func cliValidateArgs(ctx context.Context, t *testing.T, dir string) []string {
 	t.Helper()
-	extensions := []string{filepath.Join(repo, "package", "configuration"), filepath.Join(repo, "package", "crds")}
+	// The XRDs rather than the configuration's folder: its meta file's
+	// dependencies would send the CLI to a registry.
+	extensions, err := filepath.Glob(filepath.Join(repo, "package", "configuration", "definition-*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	extensions = append(extensions, filepath.Join(repo, "package", "crds"))
 	var core []byte
 	for _, s := range local.ThirdPartyCRDs {
 		d, err := s.Path(ctx, repo)

@@ -10,6 +10,7 @@ import xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 const (
 	ReasonBuilding          xpv2.ConditionReason = "Building"
 	ReasonBuildFailed       xpv2.ConditionReason = "BuildFailed"
+	ReasonBuildNotAdmitted  xpv2.ConditionReason = "BuildNotAdmitted"
 	ReasonDeploying         xpv2.ConditionReason = "Deploying"
 	ReasonWaiting           xpv2.ConditionReason = "Waiting"
 	ReasonInvalid           xpv2.ConditionReason = "InvalidSpec"

@@ -16,6 +16,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
@@ -23,6 +24,7 @@ import (
 const (
 	errRender          = "cannot render the desired objects"
 	errGetJob          = "cannot get the build Job"
+	errGetNamespace    = "cannot get the namespace of the build"
 	errBuildOutcome    = "cannot read the outcome of the build"
 	errFmtSourceSecret = "cannot read the source credentials Secret %s"
 	msgFmtBuilding     = "building %s in Job %s"
@@ -79,6 +81,13 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 		job := &batchv1.Job{}
 		err := c.kube.Get(ctx, client.ObjectKeyFromObject(objs.BuildJob), job)
 		if kerrors.IsNotFound(err) {
+			if msg, err := c.buildNotAdmitted(ctx); err != nil || msg != "" {
+				if msg != "" {
+					mg.SetConditions(notReady(mg, v1alpha1.ReasonBuildNotAdmitted, msg))
+				}
+				// Nothing to do until the namespace admits the build.
+				return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, err
+			}
 			// This identity was never built: Create or Update starts its
 			// build, and the Service keeps its last image meanwhile.
 			c.desired = []client.Object{objs.BuildContext, objs.BuildJob}
@@ -130,6 +139,21 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 		return managed.ExternalObservation{}, err
 	}
 	return c.deployed(mg, &at.WorkloadObservation, objs, st), nil
+}
+
+// buildNotAdmitted says why the target namespace would refuse a build pod,
+// before a Job is created whose pods would be refused silently. A namespace
+// the provider may not read is given the benefit of the doubt.
+func (c *functionClient) buildNotAdmitted(ctx context.Context) (string, error) {
+	ns := &corev1.Namespace{}
+	err := c.kube.Get(ctx, types.NamespacedName{Name: c.namespace}, ns)
+	switch {
+	case kerrors.IsForbidden(err):
+		return "", nil
+	case err != nil:
+		return "", errors.Wrap(err, errGetNamespace)
+	}
+	return observe.BuildNotAdmitted(ns.Name, ns.Labels), nil
 }
 
 // resolveSource resolves a git or S3 source to its identity, with the
