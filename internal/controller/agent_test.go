@@ -21,6 +21,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 )
 
@@ -86,7 +87,7 @@ func TestAgentForwards(t *testing.T) {
 	if svc.Spec.Template.Annotations["autoscaling.knative.dev/min-scale"] != "1" {
 		t.Errorf("an agent is not kept warm: min-scale %q", svc.Spec.Template.Annotations["autoscaling.knative.dev/min-scale"])
 	}
-	markServiceReady(ctx, t, c, svc)
+	playact.MarkServiceReady(ctx, t, c, svc)
 	setBrokerAddress(ctx, t, c, ns, "support")
 	mg := &v1alpha1.LambdaAgent{}
 	eventually(ctx, t, "the agent waits for the supervisor's Broker", func() string {
@@ -177,7 +178,7 @@ func TestRemoteTarget(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge-agent"}, &servingv1.Service{}); err == nil {
 		t.Error("the agent's Service was also created in the provider's own cluster")
 	}
-	markServiceReady(ctx, t, rc, svc)
+	playact.MarkServiceReady(ctx, t, rc, svc)
 	eventually(ctx, t, "the agent is Ready from the remote Service's status", func() string {
 		mg := &v1alpha1.LambdaAgent{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(agent), mg); err != nil {

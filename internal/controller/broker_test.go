@@ -14,6 +14,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 )
 
 // TestSharedBroker checks that two functions that both create one Broker
@@ -43,7 +44,7 @@ func TestSharedBroker(t *testing.T) {
 		eventually(ctx, t, name+"'s Service", func() string {
 			return errString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, svc))
 		})
-		markServiceReady(ctx, t, c, svc)
+		playact.MarkServiceReady(ctx, t, c, svc)
 	}
 	for _, fn := range fns {
 		eventually(ctx, t, fn.Name+" is Ready", func() string {

@@ -16,6 +16,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 )
 
 // TestBuildFailure checks that a failed build says why, changes nothing that
@@ -31,12 +32,12 @@ func TestBuildFailure(t *testing.T) {
 
 	// A first build succeeds, so there is a Service to keep.
 	job := waitJobs(ctx, t, c, ns, "flaky", 1)[0]
-	finishJob(ctx, t, c, &job, 0, digestA)
+	playact.FinishJob(ctx, t, c, &job, 0, digestA)
 	svc := &servingv1.Service{}
 	eventually(ctx, t, "the Service exists", func() string {
 		return errString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "flaky"}, svc))
 	})
-	markServiceReady(ctx, t, c, svc)
+	playact.MarkServiceReady(ctx, t, c, svc)
 
 	// The next build fails with Kaniko's error.
 	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
@@ -46,7 +47,7 @@ func TestBuildFailure(t *testing.T) {
 	js := waitJobs(ctx, t, c, ns, "flaky", 2)
 	failed := unfinished(t, js)
 	kanikoLog := "INFO Running pip install\nERROR: No matching distribution found for no-such-package==0.0.0\nerror building image: exit status 1"
-	finishJob(ctx, t, c, &failed, 1, kanikoLog)
+	playact.FinishJob(ctx, t, c, &failed, 1, kanikoLog)
 	eventually(ctx, t, "Ready=False with the build's error", func() string {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
 			return err.Error()
@@ -83,7 +84,7 @@ func TestBuildFailure(t *testing.T) {
 		mg.SetAnnotations(map[string]string{v1alpha1.AnnotationRebuild: "after-registry-outage"})
 	})
 	rebuild := unfinished(t, waitJobs(ctx, t, c, ns, "flaky", 3))
-	finishJob(ctx, t, c, &rebuild, 1, kanikoLog)
+	playact.FinishJob(ctx, t, c, &rebuild, 1, kanikoLog)
 
 	// Fixing the code builds once more, and that build deploys.
 	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
@@ -92,7 +93,7 @@ func TestBuildFailure(t *testing.T) {
 	})
 	fixed := unfinished(t, waitJobs(ctx, t, c, ns, "flaky", 4))
 	digestB := "sha256:" + strings.Repeat("2", 64)
-	finishJob(ctx, t, c, &fixed, 0, digestB)
+	playact.FinishJob(ctx, t, c, &fixed, 0, digestB)
 	eventually(ctx, t, "the fixed build is deployed", func() string {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
 			return err.Error()

@@ -18,6 +18,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -111,7 +112,7 @@ func TestFunctionLifecycle(t *testing.T) {
 	}
 
 	// The build succeeds: the Service runs the built image by digest.
-	finishJob(ctx, t, c, &job, 0, digestA)
+	playact.FinishJob(ctx, t, c, &job, 0, digestA)
 	svc := &servingv1.Service{}
 	eventually(ctx, t, "the Service runs the built image", func() string {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, svc); err != nil {
@@ -132,7 +133,7 @@ func TestFunctionLifecycle(t *testing.T) {
 	}
 
 	// Knative says the Service is Ready: so is the function, with its URL.
-	url := markServiceReady(ctx, t, c, svc)
+	url := playact.MarkServiceReady(ctx, t, c, svc)
 	eventually(ctx, t, "the function is Ready with its URL and digest", func() string {
 		get()
 		at := mg.Status.AtProvider

@@ -17,6 +17,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 )
 
 // BenchmarkConverge creates N image-source LambdaFunctions, plays Knative by
@@ -63,7 +64,7 @@ func converge(b *testing.B, n int) {
 		}
 		for i := range svcs.Items {
 			if svcs.Items[i].Status.GetCondition(apis.ConditionReady) == nil {
-				markServiceReady(ctx, b, c, &svcs.Items[i])
+				playact.MarkServiceReady(ctx, b, c, &svcs.Items[i])
 			}
 		}
 		mgs := &v1alpha1.LambdaFunctionList{}

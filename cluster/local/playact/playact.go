@@ -1,7 +1,13 @@
-package controller_test
+// Package playact plays the controllers the local control plane does not run:
+// the Job controller and the kubelet for build Jobs, and Knative for
+// Services, Brokers and Triggers. Each writes status exactly as the real
+// controller would, through the status subresource, so the code under test
+// reads what it would read in a cluster.
+package playact
 
 import (
 	"context"
+	"encoding/json"
 	"maps"
 	"testing"
 	"time"
@@ -9,16 +15,17 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// finishJob plays the Job controller and the kubelet: a pod of the Job whose
+// FinishJob plays the Job controller and the kubelet: a pod of the Job whose
 // kaniko container terminated with the exit code and message, and the Job's
 // terminal conditions, as Kubernetes writes them.
-func finishJob(ctx context.Context, t *testing.T, c client.Client, job *batchv1.Job, exitCode int32, message string) {
+func FinishJob(ctx context.Context, t testing.TB, c client.Client, job *batchv1.Job, exitCode int32, message string) {
 	t.Helper()
 	lbls := maps.Clone(job.Spec.Template.Labels)
 	lbls["batch.kubernetes.io/job-name"] = job.Name
@@ -63,8 +70,8 @@ func finishJob(ctx context.Context, t *testing.T, c client.Client, job *batchv1.
 	}
 }
 
-// markServiceReady plays Knative Serving: the Service is Ready at its URL.
-func markServiceReady(ctx context.Context, t testing.TB, c client.Client, svc *servingv1.Service) string {
+// MarkServiceReady plays Knative Serving: the Service is Ready at its URL.
+func MarkServiceReady(ctx context.Context, t testing.TB, c client.Client, svc *servingv1.Service) string {
 	t.Helper()
 	url := "http://" + svc.Name + "." + svc.Namespace + ".example.com"
 	u, err := apis.ParseURL(url)
@@ -83,4 +90,23 @@ func markServiceReady(ctx context.Context, t testing.TB, c client.Client, svc *s
 		t.Fatal(err)
 	}
 	return url
+}
+
+// MarkEventingReady plays Knative Eventing: a Broker or Trigger is Ready, and
+// a Broker has its ingress address.
+func MarkEventingReady(ctx context.Context, t testing.TB, c client.Client, obj client.Object) {
+	t.Helper()
+	status := map[string]any{"observedGeneration": obj.GetGeneration(), "conditions": []any{
+		map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339)},
+	}}
+	if obj.GetObjectKind().GroupVersionKind().Kind == "Broker" {
+		status["address"] = map[string]any{"url": "http://broker-ingress.knative-eventing.svc.cluster.local/" + obj.GetNamespace() + "/" + obj.GetName()}
+	}
+	patch, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		t.Fatal(err)
+	}
 }
