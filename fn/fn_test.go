@@ -103,6 +103,15 @@ func TestRunFunction(t *testing.T) {
 		return mustStruct(t, `{"apiVersion":"lambda.m.crossplane.io/v1alpha1","kind":"LambdaFunction","metadata":{"name":"hello","namespace":"apps"},"status":`+status+`}`)
 	}
 
+	// A new function's first pass: its build and its Broker.
+	firstPass := want{
+		composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false), composedAs("Broker", "events", false)),
+		status:       `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
+		ready:        fnv1.Ready_READY_FALSE,
+		requirements: map[string]*fnv1.ResourceSelector{"namespace": appsNamespace, "broker-events": eventsBroker},
+		conditions:   progressingConditions("Building", "starting build "+job),
+	}
+
 	cases := map[string]struct {
 		reason   string
 		input    string
@@ -116,13 +125,7 @@ func TestRunFunction(t *testing.T) {
 			reason:   "A new function gets its build and its Broker; the Service waits for the image.",
 			xr:       lambdaXR(t, helloSpec, ""),
 			required: map[string]*fnv1.Resources{"namespace": {}, "broker-events": {}},
-			want: want{
-				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false), composedAs("Broker", "events", false)),
-				status:       `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
-				ready:        fnv1.Ready_READY_FALSE,
-				requirements: map[string]*fnv1.ResourceSelector{"namespace": appsNamespace, "broker-events": eventsBroker},
-				conditions:   progressingConditions("Building", "starting build "+job),
-			},
+			want:     firstPass,
 		},
 		"RestrictedNamespace": {
 			reason:   "A namespace that enforces the restricted Pod Security level would refuse the build's pods silently: the XR stalls and says so, and no Job is composed.",
@@ -281,13 +284,7 @@ func TestRunFunction(t *testing.T) {
 			reason:   "A legacy XR's objects go to its claim's namespace and are named after the claim.",
 			xr:       legacyXR(t, "XLambda", "hello-x7k2p", helloSpec),
 			required: map[string]*fnv1.Resources{"namespace": {}, "broker-events": {}},
-			want: want{
-				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false), composedAs("Broker", "events", false)),
-				status:       `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
-				ready:        fnv1.Ready_READY_FALSE,
-				requirements: map[string]*fnv1.ResourceSelector{"namespace": appsNamespace, "broker-events": eventsBroker},
-				conditions:   progressingConditions("Building", "starting build "+job),
-			},
+			want:     firstPass, // The same objects, in the claim's namespace, named after it.
 		},
 		"GitSourceRequiresItsSecret": {
 			reason:  "A git source's credentials Secret is required before its ref is resolved; nothing is composed meanwhile.",
