@@ -21,7 +21,7 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 # The local control plane and the tests find etcd and kube-apiserver here.
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build vet test fuzz run generate check-generated tools controlplane testservers crossplane crossplane-core images xpkg clean
+.PHONY: all build vet test fuzz run generate check-generated tools controlplane testservers crossplane crossplane-core images xpkg e2e clean
 
 all: build vet
 
@@ -84,6 +84,11 @@ check-generated: generate
 ## test: every test, against a real kube-apiserver and etcd.
 test: controlplane testservers crossplane xpkg
 	go test -count=1 ./...
+
+## e2e: Crossplane core, the function and the provider as processes against
+## a local control plane, driving a claim and a v2 XR to Knative workloads.
+e2e: controlplane crossplane crossplane-core
+	go test -tags e2e -count=1 -v ./cluster/e2e
 
 ## fuzz: each fuzz target for FUZZTIME; render may refuse any spec, never panic.
 FUZZTIME ?= 15s

@@ -1,0 +1,365 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+)
+
+const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// TestCrossplane runs Crossplane core, function-knative-lambda and
+// provider-knative-lambda as processes against a local control plane, with
+// the configuration package's XRDs and Compositions, and checks that:
+//   - a claim in an application namespace and a v2 XR each compose the build,
+//     then the Knative Service, Broker and Trigger in their namespace (Direct),
+//     and end Ready with their URL once the test has played the Job
+//     controller and Knative;
+//   - a claim of the Managed Composition composes a LambdaFunction that the
+//     provider realises;
+//   - once they are deleted, everything composed is owned by a composite
+//     resource that is gone, for Kubernetes' garbage collector to remove.
+func TestCrossplane(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	cp, err := local.StartWithAllCRDs(ctx, local.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cp.Stop() })
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	kube := apiClient(t, cp)
+
+	create(ctx, t, kube, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: xpNamespace}})
+	core := bin(t, "crossplane-core")
+	initCrossplane(ctx, t, core, kubeconfig, dir)
+	clientCerts := filepath.Join(dir, "client-certs")
+	writeSecret(ctx, t, kube, secretClient, clientCerts, "tls.crt", "tls.key", "ca.crt")
+	_, metricsPort, _ := net.SplitHostPort(freeAddr(t))
+	_, healthPort, _ := net.SplitHostPort(freeAddr(t))
+	start(t, "crossplane", kubeconfig, core, "core", "start", "--enable-webhooks=false", "--package-runtime=External",
+		"--metrics-port="+metricsPort, "--health-probe-port="+healthPort, "--tls-client-certs-dir="+clientCerts,
+		"--xpkg-cache-dir="+filepath.Join(dir, "xpkg"), "--xfn-cache-dir="+filepath.Join(dir, "xfn"), "--poll-interval=5s")
+
+	fnCerts := filepath.Join(dir, "function-certs")
+	functionCerts(ctx, t, kube, fnCerts)
+	_, fnPort, _ := net.SplitHostPort(freeAddr(t))
+	start(t, "function", kubeconfig, build(ctx, t, dir, "function", "./fn"),
+		"--tls-certs-dir="+fnCerts, "--address=localhost:"+fnPort, "--metrics-address=")
+	registerFunction(ctx, t, kube, fnPort)
+	start(t, "provider", kubeconfig, build(ctx, t, dir, "provider", "./cmd/provider"),
+		"--poll=5s", "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0")
+
+	apply(ctx, t, kube, filepath.Join(repo, "package", "configuration"), func(u *unstructured.Unstructured) bool {
+		return u.GetKind() == "CompositeResourceDefinition" || u.GetKind() == "Composition"
+	})
+	for _, f := range []string{"clusterproviderconfig.yaml", "namespace.yaml", "platform/claims/namespace.yaml"} {
+		apply(ctx, t, kube, filepath.Join(repo, "examples", f), nil)
+	}
+	eventually(ctx, t, "the XRDs are established and offered", func() string {
+		l := &unstructured.UnstructuredList{}
+		l.SetAPIVersion("apiextensions.crossplane.io/v2")
+		l.SetKind("CompositeResourceDefinitionList")
+		if err := kube.List(ctx, l); err != nil {
+			return err.Error()
+		}
+		for _, x := range l.Items {
+			if !conditionTrue(&x, "Established") {
+				return x.GetName() + " is not established"
+			}
+		}
+		return ""
+	})
+	kube = apiClient(t, cp) // A fresh client knows the XR and claim kinds.
+
+	apply(ctx, t, kube, filepath.Join(repo, "examples", "platform", "xrs", "python-inline.yaml"), nil)
+	apply(ctx, t, kube, filepath.Join(repo, "examples", "platform", "claims", "python-inline.yaml"), nil)
+	xr := object("Lambda", "apps", "hello-python")
+	claim := object("LambdaClaim", "legacy-apps", "hello-python")
+	for _, o := range []*unstructured.Unstructured{xr, claim} {
+		buildAndServe(ctx, t, kube, o.GetNamespace(), "hello-python")
+		waitReady(ctx, t, kube, o)
+	}
+	t.Logf("crossplane beta trace:\n%s", trace(ctx, t, kubeconfig, "lambdaclaim", "legacy-apps", "hello-python"))
+
+	// Managed mode: the claim composes a LambdaFunction for the provider.
+	managed := object("LambdaClaim", "legacy-apps", "prebuilt")
+	managed.Object["spec"] = map[string]any{
+		"compositionRef": map[string]any{"name": "xlambdas-managed"},
+		"source":         map[string]any{"image": map[string]any{"repository": "ghcr.io/acme/hello", "tag": "v1"}},
+	}
+	create(ctx, t, kube, managed)
+	mr := &unstructured.Unstructured{}
+	mr.SetAPIVersion("lambda.m.crossplane.io/v1alpha1")
+	mr.SetKind("LambdaFunction")
+	eventually(ctx, t, "the Managed claim composes a LambdaFunction", func() string {
+		return errString(kube.Get(ctx, client.ObjectKey{Namespace: "legacy-apps", Name: "prebuilt"}, mr))
+	})
+	svc := &servingv1.Service{}
+	eventually(ctx, t, "the provider creates the LambdaFunction's Service", func() string {
+		return errString(kube.Get(ctx, client.ObjectKey{Namespace: "legacy-apps", Name: "prebuilt"}, svc))
+	})
+	playact.MarkServiceReady(ctx, t, kube, svc)
+	waitReady(ctx, t, kube, managed)
+
+	// Deletion: what Crossplane composed is owned by the composite resources,
+	// so Kubernetes' garbage collector removes it once they are gone. That
+	// collector is part of kube-controller-manager, which does not run here;
+	// the test checks that every composed object is left to it.
+	composed := composedObjects(ctx, t, kube)
+	for _, o := range []*unstructured.Unstructured{xr, claim, managed} {
+		if err := kube.Delete(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(ctx, t, "the claims and the composite resources are gone", func() string {
+		for _, o := range append([]*unstructured.Unstructured{xr, claim, managed}, listOf(ctx, t, kube, "XLambdaList")...) {
+			if err := kube.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopy()); err == nil {
+				return o.GetKind() + " " + o.GetName() + " still exists"
+			} else if client.IgnoreNotFound(err) != nil {
+				return err.Error()
+			}
+		}
+		return ""
+	})
+	for _, o := range composed {
+		owner := metav1.GetControllerOf(o)
+		if owner == nil {
+			t.Errorf("%s %s/%s has no controller: nothing removes it", o.GetKind(), o.GetNamespace(), o.GetName())
+			continue
+		}
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(owner.APIVersion)
+		u.SetKind(owner.Kind)
+		u.SetName(owner.Name)
+		if namespaced, err := kube.IsObjectNamespaced(u); err != nil {
+			t.Fatal(err)
+		} else if namespaced {
+			u.SetNamespace(o.GetNamespace())
+		}
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(u), u); !kerrors.IsNotFound(err) {
+			t.Errorf("%s %s/%s: its owner %s %s still exists (%v)", o.GetKind(), o.GetNamespace(), o.GetName(), owner.Kind, owner.Name, err)
+		}
+	}
+	t.Logf("%d composed objects, each owned by a deleted composite resource, are left to the garbage collector", len(composed))
+}
+
+// composedObjects are the objects Crossplane composed in the application
+// namespaces: Knative objects and the provider's managed resources.
+func composedObjects(ctx context.Context, t *testing.T, kube client.Client) []*unstructured.Unstructured {
+	t.Helper()
+	var out []*unstructured.Unstructured
+	for _, gvk := range []string{"serving.knative.dev/v1/ServiceList", "eventing.knative.dev/v1/BrokerList", "eventing.knative.dev/v1/TriggerList", "lambda.m.crossplane.io/v1alpha1/LambdaFunctionList"} {
+		for _, u := range listOf(ctx, t, kube, gvk) {
+			if _, ok := u.GetLabels()["crossplane.io/composite"]; ok {
+				out = append(out, u)
+			}
+		}
+	}
+	if len(out) < 7 {
+		t.Fatalf("%d composed objects; want a Service, Broker and Trigger for each of two workloads, and a LambdaFunction", len(out))
+	}
+	return out
+}
+
+// listOf lists every object of a list kind, given as group/version/ListKind
+// or, for the platform API, as ListKind alone.
+func listOf(ctx context.Context, t *testing.T, kube client.Client, list string) []*unstructured.Unstructured {
+	t.Helper()
+	l := &unstructured.UnstructuredList{}
+	i := strings.LastIndex(list, "/")
+	if i < 0 {
+		l.SetAPIVersion("platform.lambda.crossplane.io/v1alpha1")
+	} else {
+		l.SetAPIVersion(list[:i])
+	}
+	l.SetKind(list[i+1:])
+	if err := kube.List(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]*unstructured.Unstructured, 0, len(l.Items))
+	for i := range l.Items {
+		out = append(out, &l.Items[i])
+	}
+	return out
+}
+
+// buildAndServe plays the Job controller and Knative for one workload: its
+// build succeeds with a digest, its Service, Broker and Trigger are Ready.
+func buildAndServe(ctx context.Context, t *testing.T, kube client.Client, ns, name string) {
+	t.Helper()
+	job := &batchv1.Job{}
+	eventually(ctx, t, "the build Job in "+ns, func() string {
+		l := &batchv1.JobList{}
+		if err := kube.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return err.Error()
+		}
+		for _, j := range l.Items {
+			if strings.HasPrefix(j.Name, name+"-build-") {
+				*job = j
+				return ""
+			}
+		}
+		return "none yet"
+	})
+	playact.FinishJob(ctx, t, kube, job, 0, digest)
+	svc := &servingv1.Service{}
+	eventually(ctx, t, "the Service in "+ns+" runs the built digest", func() string {
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
+			return err.Error()
+		}
+		if img := svc.Spec.Template.Spec.Containers[0].Image; !strings.HasSuffix(img, "@"+digest) {
+			return "image " + img
+		}
+		return ""
+	})
+	playact.MarkServiceReady(ctx, t, kube, svc)
+	for _, list := range []string{"eventing.knative.dev/v1/BrokerList", "eventing.knative.dev/v1/TriggerList"} {
+		eventually(ctx, t, list+" in "+ns, func() string {
+			n := 0
+			for _, o := range listOf(ctx, t, kube, list) {
+				if o.GetNamespace() == ns {
+					playact.MarkEventingReady(ctx, t, kube, o)
+					n++
+				}
+			}
+			if n == 0 {
+				return "none yet"
+			}
+			return ""
+		})
+	}
+}
+
+// waitReady waits for a claim or XR to be Ready with a URL.
+func waitReady(ctx context.Context, t *testing.T, kube client.Client, o *unstructured.Unstructured) {
+	t.Helper()
+	eventually(ctx, t, o.GetKind()+" "+o.GetName()+" Ready with a URL", func() string {
+		u := o.DeepCopy()
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(o), u); err != nil {
+			return err.Error()
+		}
+		url, _, _ := unstructured.NestedString(u.Object, "status", "url")
+		if !conditionTrue(u, "Ready") || url == "" {
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			return fmt.Sprintf("url %q, conditions %v", url, conds)
+		}
+		return ""
+	})
+}
+
+// trace is what crossplane beta trace prints of a resource.
+func trace(ctx context.Context, t *testing.T, kubeconfig, kind, ns, name string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin(t, "crossplane"), "beta", "trace", kind, name, "-n", ns)
+	cmd.Env = append(cmd.Environ(), "KUBECONFIG="+kubeconfig)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("crossplane beta trace: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+func object(kind, ns, name string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("platform.lambda.crossplane.io/v1alpha1")
+	u.SetKind(kind)
+	u.SetNamespace(ns)
+	u.SetName(name)
+	return u
+}
+
+func conditionTrue(u *unstructured.Unstructured, typ string) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == typ && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+// apply creates the objects of a file or folder that keep says to.
+func apply(ctx context.Context, t *testing.T, kube client.Client, path string, keep func(*unstructured.Unstructured) bool) {
+	t.Helper()
+	objs, err := local.ReadManifests(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if keep == nil || keep(o) {
+			create(ctx, t, kube, o)
+		}
+	}
+}
+
+func create(ctx context.Context, t *testing.T, kube client.Client, o client.Object) {
+	t.Helper()
+	if err := kube.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatalf("cannot create %T %s: %v", o, o.GetName(), err)
+	}
+}
+
+func apiClient(t *testing.T, cp *local.ControlPlane) client.Client {
+	t.Helper()
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, servingv1.AddToScheme, eventingv1.AddToScheme} {
+		if err := add(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := client.New(cp.Config, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// eventually polls check until it returns "" or ctx ends.
+func eventually(ctx context.Context, t *testing.T, what string, check func() string) {
+	t.Helper()
+	start, last := time.Now(), ""
+	for {
+		if last = check(); last == "" {
+			t.Logf("%s: after %s", what, time.Since(start).Round(100*time.Millisecond))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s: still not after %s: %s", what, time.Since(start).Round(time.Second), last)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
