@@ -21,7 +21,7 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 # The local control plane and the tests find etcd and kube-apiserver here.
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build vet test fuzz run generate check-generated tools controlplane testservers crossplane crossplane-core images xpkg e2e clean
+.PHONY: all build vet test fuzz run generate check-generated tools controlplane testservers kube-controller-manager crossplane crossplane-core images xpkg e2e clean
 
 all: build vet
 
@@ -35,6 +35,12 @@ vet:
 controlplane:
 	@$(GOBUILD) etcd cluster/local/build/etcd .
 	@$(GOBUILD) kube-apiserver $(KUBE_MOD) k8s.io/kubernetes/cmd/kube-apiserver "$(KUBE_LDFLAGS)"
+
+## kube-controller-manager: only its garbage collector runs, in the end-to-end
+## tests, to finish the foreground deletions Crossplane starts.
+KCM_MOD := cluster/local/build/kube-controller-manager
+kube-controller-manager:
+	@$(GOBUILD) kube-controller-manager $(KCM_MOD) k8s.io/kubernetes/cmd/kube-controller-manager "$(KUBE_LDFLAGS)"
 
 ## testservers: real servers the integration tests talk to (an S3 gateway).
 testservers:
@@ -87,7 +93,7 @@ test: controlplane testservers crossplane xpkg
 
 ## e2e: Crossplane core, the function and the provider as processes against
 ## a local control plane, driving a claim and a v2 XR to Knative workloads.
-e2e: controlplane crossplane crossplane-core
+e2e: controlplane kube-controller-manager crossplane crossplane-core
 	go test -tags e2e -count=1 -v ./cluster/e2e
 
 ## fuzz: each fuzz target for FUZZTIME; render may refuse any spec, never panic.
