@@ -23,6 +23,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
@@ -228,8 +229,10 @@ func registerFunction(ctx context.Context, t *testing.T, kube client.Client, por
 	if err := kube.Create(ctx, fr); err != nil {
 		t.Fatal(err)
 	}
-	fr.Object["status"] = map[string]any{"endpoint": "dns:///localhost:" + port, "capabilities": []any{"composition"}}
-	if err := kube.Status().Update(ctx, fr); err != nil {
+	// A merge patch, as Crossplane's revision controller writes the same
+	// object at once and an update would conflict with it.
+	patch := []byte(`{"status":{"endpoint":"dns:///localhost:` + port + `","capabilities":["composition"]}}`)
+	if err := kube.Status().Patch(ctx, fr, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
 }
