@@ -21,7 +21,7 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 # The local control plane and the tests find etcd and kube-apiserver here.
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build vet test fuzz run generate check-generated tools controlplane testservers kube-controller-manager crossplane crossplane-core images xpkg e2e clean
+.PHONY: all build vet test fuzz run generate check-generated tools controlplane testservers kube-controller-manager crossplane crossplane-core images xpkg e2e peers bench clean
 
 all: build vet
 
@@ -101,6 +101,27 @@ FUZZTIME ?= 15s
 fuzz:
 	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(FUZZTIME) ./internal/render
 	go test -run='^$$' -fuzz='^FuzzAgent$$' -fuzztime=$(FUZZTIME) ./internal/render
+
+## peers: what the benchmarks measure ours against, built from their modules
+## into .cache/peers; their code is never committed. A peer the module proxy
+## refuses is reported and left out of the benchmark.
+PEERS := $(CACHE)/peers
+PEER_MODS := cluster/bench/build
+peers:
+	@bash cluster/gobuild.sh $(PEERS) provider-kubernetes $(PEER_MODS)/provider-kubernetes \
+		github.com/crossplane-contrib/provider-kubernetes/cmd/provider
+	@for fn in function-go-templating function-patch-and-transform; do \
+		GOFLAGS=-mod=mod bash cluster/gobuild.sh $(PEERS) $$fn $(PEER_MODS)/$$fn github.com/crossplane-contrib/$$fn \
+			|| echo "$$fn: not built; the benchmark leaves it out"; \
+	done
+
+## bench: the function against its peers over gRPC, then the provider
+## against provider-kubernetes at scale on local control planes. Prints
+## numbers; docs/benchmarks.md keeps them. BENCH_FLAGS go to providerbench,
+## such as --n=200 for a short run.
+bench: controlplane peers
+	go run ./cluster/bench/cmd/fnbench --peers=$(PEERS)
+	go run ./cluster/bench/cmd/providerbench --peer=$(PEERS)/provider-kubernetes $(BENCH_FLAGS)
 
 ## run: the provider against the current kube context, or a local control plane,
 ## and the function for crossplane render.

@@ -15,7 +15,8 @@ name=$2 dir=$3 pkg=$4 ldflags=${5:-}
 # Absolute, because the build runs inside the wrapper module.
 out=$(mkdir -p "$1" && cd "$1" && pwd)
 
-stamp=$( (cat "$dir/go.mod" "$dir/go.sum"; echo "$pkg $ldflags") | sha256sum | cut -c1-16)
+# A peer's wrapper has no go.sum until its first build writes one.
+stamp=$( (cat "$dir/go.mod"; cat "$dir/go.sum" 2>/dev/null || true; echo "$pkg $ldflags") | sha256sum | cut -c1-16)
 if [[ -x "$out/$name" && "$(cat "$out/$name.stamp" 2>/dev/null)" == "$stamp" ]]; then
   exit 0
 fi

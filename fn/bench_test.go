@@ -2,8 +2,12 @@ package main
 
 import (
 	"context"
+	"os"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/testing/protocmp"
 	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/crossplane/function-sdk-go/logging"
@@ -12,32 +16,68 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
-// BenchmarkRunFunction runs one Direct pass over a Lambda whose build has
-// just succeeded: the pass reads the Job and its pod, renders twice and
-// returns all five kinds of object (ConfigMap, Job, Broker, Service,
-// Trigger) with the XR's status and conditions.
-func BenchmarkRunFunction(b *testing.B) {
-	spec := parseSpec(b, helloSpec)
-	building := mustRender(b, render.FunctionInput{Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry}})
-	req := &fnv1.RunFunctionRequest{
-		Input: mustStruct(b, testInput),
+// benchRequest is the request BenchmarkRunFunction sends, and which
+// cluster/bench/cmd/fnbench sends over gRPC to this function and its peers.
+const benchRequest = "testdata/bench/request.json"
+
+// builtRequest is one Direct pass over a Lambda whose build has just
+// succeeded: the pass reads the Job and its pod, renders twice and returns
+// all five kinds of object (ConfigMap, Job, Broker, Service, Trigger) with
+// the XR's status and conditions.
+func builtRequest(t testing.TB) *fnv1.RunFunctionRequest {
+	t.Helper()
+	spec := parseSpec(t, helloSpec)
+	building := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry}})
+	return &fnv1.RunFunctionRequest{
+		Input: mustStruct(t, testInput),
 		Observed: &fnv1.State{
-			Composite: &fnv1.Resource{Resource: mustStruct(b, lambdaXR(b, helloSpec, ""))},
+			Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, helloSpec, ""))},
 			Resources: map[string]*fnv1.Resource{
-				"Job/" + building.BuildJob.Name:           {Resource: jobWithStatus(b, building.BuildJob, finished(batchv1.JobComplete))},
-				"ConfigMap/" + building.BuildContext.Name: {Resource: toStruct(b, building.BuildContext)},
-				"Broker/events":                           {Resource: readyStruct(b, building.Broker)},
+				"Job/" + building.BuildJob.Name:           {Resource: jobWithStatus(t, building.BuildJob, finished(batchv1.JobComplete))},
+				"ConfigMap/" + building.BuildContext.Name: {Resource: toStruct(t, building.BuildContext)},
+				"Broker/events":                           {Resource: readyStruct(t, building.Broker)},
 			},
 		},
-		RequiredResources: map[string]*fnv1.Resources{"build-pods": {Items: []*fnv1.Resource{{Resource: podTerminated(b, building.BuildJob.Name, 0, testDigest)}}}},
+		RequiredResources: map[string]*fnv1.Resources{"build-pods": {Items: []*fnv1.Resource{{Resource: podTerminated(t, building.BuildJob.Name, 0, testDigest)}}}},
 	}
-	f := &Function{log: logging.NewNopLogger(), sources: noSources(b)}
+}
+
+// TestBenchRequest keeps the request file the gRPC benchmark sends equal to
+// the one this package builds, and checks it yields all five objects.
+func TestBenchRequest(t *testing.T) {
+	req := builtRequest(t)
+	got, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !*update {
+		// protojson's output is not stable byte for byte: compare messages.
+		b, err := os.ReadFile(benchRequest)
+		if err != nil {
+			t.Fatalf("%v: run go test ./fn -run TestBenchRequest -update to write it", err)
+		}
+		want := &fnv1.RunFunctionRequest{}
+		if err := protojson.Unmarshal(b, want); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, req, protocmp.Transform()); diff != "" {
+			t.Errorf("%s is stale (run go test ./fn -run TestBenchRequest -update): -file, +built:\n%s", benchRequest, diff)
+		}
+	} else if err := os.WriteFile(benchRequest, append(got, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}
 	rsp, err := f.RunFunction(context.Background(), req)
 	if err != nil || len(rsp.GetDesired().GetResources()) != 5 {
-		b.Fatalf("RunFunction: %v, %d desired resources, want 5", err, len(rsp.GetDesired().GetResources()))
+		t.Fatalf("RunFunction: %v, %d desired resources, want 5", err, len(rsp.GetDesired().GetResources()))
 	}
+}
+
+// BenchmarkRunFunction runs the pass of builtRequest in process.
+func BenchmarkRunFunction(b *testing.B) {
+	req := builtRequest(b)
+	f := &Function{log: logging.NewNopLogger(), sources: noSources(b)}
 	b.ReportAllocs()
-	b.ResetTimer()
 	for b.Loop() {
 		if _, err := f.RunFunction(context.Background(), req); err != nil {
 			b.Fatal(err)

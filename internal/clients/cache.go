@@ -74,12 +74,3 @@ func (c *Cache) For(cfg Config) (client.Client, error) {
 	c.remote[key] = kc
 	return kc, nil
 }
-
-// NewTargetClient makes an uncached client for a remote target cluster.
-func NewTargetClient(cfg *rest.Config) (client.Client, error) {
-	s, err := TargetScheme()
-	if err != nil {
-		return nil, err
-	}
-	return client.New(cfg, client.Options{Scheme: s})
-}

@@ -32,16 +32,24 @@ func ManagerScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// CacheByObject narrows the manager's cache. Build Jobs, their pods and their
-// ConfigMaps are cached only when this provider made them, not every one in
-// the cluster; CRDs without their schemas, which the gate does not need.
+// CacheByObject narrows the manager's cache as TargetCacheByObject does a
+// target's, and caches CRDs without their schemas, which the gate does not
+// need.
 func CacheByObject() map[client.Object]cache.ByObject {
+	by := TargetCacheByObject()
+	by[&extv1.CustomResourceDefinition{}] = cache.ByObject{Transform: customresourcesgate.TransformStripCRDSchema}
+	return by
+}
+
+// TargetCacheByObject narrows a target cluster's cache: build Jobs, their
+// pods and their ConfigMaps are cached only when this provider made them,
+// not every one in the cluster.
+func TargetCacheByObject() map[client.Object]cache.ByObject {
 	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedBy})
 	return map[client.Object]cache.ByObject{
-		&batchv1.Job{}:                    {Label: ours},
-		&corev1.Pod{}:                     {Label: ours},
-		&corev1.ConfigMap{}:               {Label: ours},
-		&extv1.CustomResourceDefinition{}: {Transform: customresourcesgate.TransformStripCRDSchema},
+		&batchv1.Job{}:      {Label: ours},
+		&corev1.Pod{}:       {Label: ours},
+		&corev1.ConfigMap{}: {Label: ours},
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
-	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -25,7 +24,7 @@ import (
 // FinishJob plays the Job controller and the kubelet: a pod of the Job whose
 // kaniko container terminated with the exit code and message, and the Job's
 // terminal conditions, as Kubernetes writes them.
-func FinishJob(ctx context.Context, t testing.TB, c client.Client, job *batchv1.Job, exitCode int32, message string) {
+func FinishJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, exitCode int32, message string) {
 	t.Helper()
 	lbls := maps.Clone(job.Spec.Template.Labels)
 	lbls["batch.kubernetes.io/job-name"] = job.Name
@@ -71,7 +70,7 @@ func FinishJob(ctx context.Context, t testing.TB, c client.Client, job *batchv1.
 }
 
 // MarkServiceReady plays Knative Serving: the Service is Ready at its URL.
-func MarkServiceReady(ctx context.Context, t testing.TB, c client.Client, svc *servingv1.Service) string {
+func MarkServiceReady(ctx context.Context, t T, c client.Client, svc *servingv1.Service) string {
 	t.Helper()
 	url := "http://" + svc.Name + "." + svc.Namespace + ".example.com"
 	u, err := apis.ParseURL(url)
@@ -94,7 +93,7 @@ func MarkServiceReady(ctx context.Context, t testing.TB, c client.Client, svc *s
 
 // MarkEventingReady plays Knative Eventing: a Broker or Trigger is Ready, and
 // a Broker has its ingress address.
-func MarkEventingReady(ctx context.Context, t testing.TB, c client.Client, obj client.Object) {
+func MarkEventingReady(ctx context.Context, t T, c client.Client, obj client.Object) {
 	t.Helper()
 	status := map[string]any{"observedGeneration": obj.GetGeneration(), "conditions": []any{
 		map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339)},
@@ -109,4 +108,11 @@ func MarkEventingReady(ctx context.Context, t testing.TB, c client.Client, obj c
 	if err := c.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// A T is where a play reports that it could not write: a test's testing.TB,
+// or a benchmark program's own.
+type T interface {
+	Helper()
+	Fatal(args ...any)
 }

@@ -84,7 +84,7 @@ type Dependencies struct {
 // credential set, and git and S3 reached only through the safe dialer.
 func DefaultDependencies(mgr ctrl.Manager) Dependencies {
 	return Dependencies{
-		Targets: clients.NewCache(mgr.GetClient(), clients.NewTargetClient),
+		Targets: clients.NewCache(mgr.GetClient(), clients.TargetClients(mgr)),
 		Sources: source.NewResolver(source.HTTPClient(source.SafeDialer())),
 	}
 }

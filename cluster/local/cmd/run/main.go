@@ -23,6 +23,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 )
 
 const (
@@ -95,16 +96,16 @@ func run(ctx context.Context, forceLocal bool, port int, examples string, debug 
 	if debug {
 		args, fnArgs = append(args, "--debug"), append(fnArgs, "--debug")
 	}
-	provider, err := startChild(ctx, root, "provider", "./cmd/provider", kubeconfig, args...)
+	provider, err := startBuilt(ctx, root, "provider", "./cmd/provider", []string{"KUBECONFIG=" + kubeconfig}, args...)
 	if err != nil {
 		return err
 	}
-	defer provider.stop()
-	fn, err := startChild(ctx, root, "function-knative-lambda", "./fn", "", fnArgs...)
+	defer provider.Stop()
+	fn, err := startBuilt(ctx, root, "function-knative-lambda", "./fn", nil, fnArgs...)
 	if err != nil {
 		return err
 	}
-	defer fn.stop()
+	defer fn.Stop()
 
 	if examples != "" {
 		objs, err := local.ReadManifests(filepath.Join(root, examples))
@@ -123,11 +124,20 @@ func run(ctx context.Context, forceLocal bool, port int, examples string, debug 
 	select {
 	case <-ctx.Done():
 		return nil
-	case err := <-provider.exited:
-		return errors.Wrapf(err, errFmtExited, provider.name)
-	case err := <-fn.exited:
-		return errors.Wrapf(err, errFmtExited, fn.name)
+	case err := <-provider.Exited:
+		return errors.Wrapf(err, errFmtExited, provider.Name)
+	case err := <-fn.Exited:
+		return errors.Wrapf(err, errFmtExited, fn.Name)
 	}
+}
+
+// startBuilt builds the command pkg of this module and starts it.
+func startBuilt(ctx context.Context, root, name, pkg string, env []string, args ...string) (*process.Process, error) {
+	bin, err := process.Build(ctx, root, name, pkg)
+	if err != nil {
+		return nil, err
+	}
+	return process.Start(name, bin, process.Options{Env: env}, args...)
 }
 
 // currentContext returns the REST config and kubeconfig path of the current

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/bench"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
+)
+
+const (
+	// address is where each function serves while it is measured; they
+	// run one at a time.
+	address = "127.0.0.1:9551"
+	// metricsAddress is where function-sdk-go serves Prometheus metrics by
+	// default, on every interface; ours is told to use it too.
+	metricsAddress = "127.0.0.1:8080"
+
+	// startTimeout is how long a function has to answer its first request.
+	startTimeout = time.Minute
+)
+
+// A contender is one function the benchmark measures.
+type contender struct {
+	name string
+	bin  string
+	args []string
+	req  *fnv1.RunFunctionRequest
+	// reference is ours' answer, which each contender's is compared with.
+	reference *fnv1.RunFunctionResponse
+	// skip says why this contender is not measured.
+	skip    string
+	results []result
+}
+
+// A result is one round of one contender.
+type result struct {
+	p50, p99, mean time.Duration
+	// allocs and bytes per request, from the process's Go runtime metrics;
+	// negative when the function serves none.
+	allocs, bytes float64
+	rss, peakRSS  uint64
+	desired       int
+	// same is true when the function desired what ours did.
+	same bool
+}
+
+func (r result) String() string {
+	allocs := "n/a"
+	if r.allocs >= 0 {
+		allocs = fmt.Sprintf("%.0f allocs %.0f B", r.allocs, r.bytes)
+	}
+	return fmt.Sprintf("p50 %8s  p99 %8s  mean %8s  %s per request  rss %.1f MiB (peak %.1f)  %d desired (same as ours: %t)",
+		r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.mean.Round(time.Microsecond), allocs,
+		float64(r.rss)/(1<<20), float64(r.peakRSS)/(1<<20), r.desired, r.same)
+}
+
+// run starts the function, warms it up, measures and stops it.
+func (c *contender) run(ctx context.Context, warmup, requests int) (result, error) {
+	p, err := process.Start(c.name, c.bin, process.Options{Out: os.Stderr}, c.args...)
+	if err != nil {
+		return result{}, err
+	}
+	defer p.Stop()
+	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return result{}, err
+	}
+	defer conn.Close() //nolint:errcheck // Loopback.
+	fn := fnv1.NewFunctionRunnerServiceClient(conn)
+
+	first, err := firstAnswer(ctx, fn, c.req)
+	if err != nil {
+		return result{}, err
+	}
+	for range warmup {
+		if _, err := fn.RunFunction(ctx, c.req); err != nil {
+			return result{}, err
+		}
+	}
+	before, scraped := bench.Scrape(ctx, http.DefaultClient, "http://"+metricsAddress+"/metrics")
+	samples := make([]time.Duration, requests)
+	var total time.Duration
+	for i := range samples {
+		start := time.Now()
+		if _, err := fn.RunFunction(ctx, c.req); err != nil {
+			return result{}, err
+		}
+		samples[i] = time.Since(start)
+		total += samples[i]
+	}
+	r := result{
+		p50: bench.Percentile(samples, 50), p99: bench.Percentile(samples, 99), mean: total / time.Duration(requests),
+		allocs: -1, bytes: -1, desired: len(first.GetDesired().GetResources()), same: sameDesired(first, c.reference),
+	}
+	if scraped == nil {
+		after, err := bench.Scrape(ctx, http.DefaultClient, "http://"+metricsAddress+"/metrics")
+		if err != nil {
+			return result{}, err
+		}
+		r.allocs = (after.Sum("go_memstats_mallocs_total", nil) - before.Sum("go_memstats_mallocs_total", nil)) / float64(requests)
+		r.bytes = (after.Sum("go_memstats_alloc_bytes_total", nil) - before.Sum("go_memstats_alloc_bytes_total", nil)) / float64(requests)
+	}
+	u, err := p.Usage()
+	if err != nil {
+		return result{}, err
+	}
+	r.rss, r.peakRSS = u.RSS, u.PeakRSS
+	return r, nil
+}
+
+// firstAnswer sends the request until the function has started and answers.
+func firstAnswer(ctx context.Context, fn fnv1.FunctionRunnerServiceClient, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	for {
+		rsp, err := fn.RunFunction(ctx, req, grpc.WaitForReady(true))
+		if err == nil {
+			return rsp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, errors.Wrap(err, "the function did not answer")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// probe runs the function once and returns its answer to the request.
+func (c *contender) probe(ctx context.Context) (*fnv1.RunFunctionResponse, error) {
+	p, err := process.Start(c.name, c.bin, process.Options{Out: os.Stderr}, c.args...)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Stop()
+	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close() //nolint:errcheck // Loopback.
+	return firstAnswer(ctx, fnv1.NewFunctionRunnerServiceClient(conn), c.req)
+}
+
+// sameDesired tells whether two answers desire the same composed resources.
+func sameDesired(a, b *fnv1.RunFunctionResponse) bool {
+	ra, rb := a.GetDesired().GetResources(), b.GetDesired().GetResources()
+	if len(ra) != len(rb) {
+		return false
+	}
+	for name, r := range ra {
+		if !proto.Equal(r.GetResource(), rb[name].GetResource()) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,98 @@
+// Command fnbench measures this composition function against
+// function-go-templating and function-patch-and-transform: each runs as a
+// real gRPC server on loopback and is sent the same observed state over and
+// over, warm. It prints latency percentiles, allocations per request and
+// resident memory.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+
+	"github.com/alecthomas/kingpin/v2"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
+)
+
+// requestFile is the request the fn package's own benchmark sends.
+const requestFile = "fn/testdata/bench/request.json"
+
+func main() {
+	var (
+		app      = kingpin.New("fnbench", "Measure function-knative-lambda against function-go-templating and function-patch-and-transform.")
+		requests = app.Flag("requests", "Requests measured per round and function.").Default("2000").Int()
+		warmup   = app.Flag("warmup", "Requests sent first and not measured.").Default("200").Int()
+		rounds   = app.Flag("rounds", "Rounds; functions take turns in each, and the summary gives medians.").Default("5").Int()
+		peers    = app.Flag("peers", "Folder of the peers' binaries.").Default(".cache/peers").String()
+	)
+	kingpin.MustParse(app.Parse(os.Args[1:]))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := measure(ctx, *requests, *warmup, *rounds, *peers); err != nil {
+		fmt.Fprintln(os.Stderr, "fnbench:", err)
+		os.Exit(1)
+	}
+}
+
+func measure(ctx context.Context, requests, warmup, rounds int, peers string) error {
+	root, err := local.ModuleRoot(ctx, ".")
+	if err != nil {
+		return err
+	}
+	bin, err := process.Build(ctx, root, "function-knative-lambda", "./fn")
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(filepath.Join(root, requestFile)) //nolint:gosec // A file of this repository.
+	if err != nil {
+		return err
+	}
+	req := &fnv1.RunFunctionRequest{}
+	if err := protojson.Unmarshal(b, req); err != nil {
+		return err
+	}
+	ours := &contender{
+		name: "function-knative-lambda",
+		bin:  bin,
+		args: []string{"--insecure", "--address=" + address, "--metrics-address=" + metricsAddress},
+		req:  req,
+	}
+	if ours.reference, err = ours.probe(ctx); err != nil {
+		return err
+	}
+	contenders := []*contender{ours}
+	for _, p := range []peer{goTemplating, patchAndTransform} {
+		c, err := p.contender(filepath.Join(root, peers), req, ours.reference)
+		if err != nil {
+			return err
+		}
+		if c.skip != "" {
+			fmt.Printf("%s: %s\n", c.name, c.skip)
+		}
+		contenders = append(contenders, c)
+	}
+	fmt.Printf("fnbench: %d rounds of %d requests after %d to warm up, one at a time over one connection\n", rounds, requests, warmup)
+	for round := range rounds {
+		for _, c := range contenders {
+			if c.skip != "" {
+				continue
+			}
+			r, err := c.run(ctx, warmup, requests)
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.name, err)
+			}
+			fmt.Printf("round %d  %s\n", round+1, r)
+			c.results = append(c.results, r)
+		}
+	}
+	summarise(os.Stdout, contenders)
+	return nil
+}

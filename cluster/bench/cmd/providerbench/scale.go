@@ -1,0 +1,345 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/bench"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
+)
+
+const benchNamespace = "bench"
+
+// workers write to the API server at once while creating functions or
+// playing Knative: enough to keep it busy, few enough to leave the provider
+// the cores.
+const workers = 4
+
+// tick is how often the benchmark looks at its caches.
+const tick = 100 * time.Millisecond
+
+// A setting is one run's parameters.
+type setting struct {
+	n      int
+	inline bool
+	poll   time.Duration
+	rate   int
+	window time.Duration
+}
+
+// A result is what one run measured.
+type result struct {
+	contender string
+	setting
+	// servicesCreated is how long after the first create the last Service
+	// appeared.
+	servicesCreated time.Duration
+	// readyAfterMark is how long after the last Service was marked Ready
+	// the last managed resource was.
+	readyAfterMark time.Duration
+	// converged is from the first create to the last managed resource
+	// Ready.
+	converged time.Duration
+	// convergeCPU is the provider's CPU seconds until then.
+	convergeCPU float64
+	peakRSS     uint64
+	steadyRSS   uint64
+	// Per steady-state reconcile.
+	reconciles     float64
+	reads, writes  float64
+	steadyCPU      float64
+	writesByVerb   map[string]float64
+	writeResources map[string]float64
+	readResources  map[string]float64
+}
+
+// run starts a control plane and the contender, creates n functions, plays
+// Knative (and the Job controller for inline builds) and measures.
+func run(ctx context.Context, dir string, c contender, s setting) (*result, error) {
+	cp, err := local.StartWithAllCRDs(ctx, local.Options{DataDir: dir})
+	if err != nil {
+		return nil, err
+	}
+	defer cp.Stop() //nolint:errcheck // Its processes die with this one anyway.
+	if err := local.InstallCRDs(cp.Config, c.crds); err != nil {
+		return nil, err
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
+		return nil, err
+	}
+	kube, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, err
+	}
+	if err := prepare(ctx, kube, kubeconfig, c.config); err != nil {
+		return nil, err
+	}
+
+	args, env, err := c.args(dir)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, "--poll="+s.poll.String(), fmt.Sprintf("--max-reconcile-rate=%d", s.rate))
+	log, err := os.Create(filepath.Join(dir, c.name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	defer log.Close() //nolint:errcheck // A log.
+	p, err := process.Start(c.name, c.bin, process.Options{Env: append(env, "KUBECONFIG="+kubeconfig), Out: log}, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Stop()
+	if err := waitScrape(ctx, http.DefaultClient, c.metricsURL); err != nil {
+		return nil, errors.Wrapf(err, "%s did not start; see %s", c.name, log.Name())
+	}
+
+	w, err := newWatcher(ctx, cp.Config, c.managed)
+	if err != nil {
+		return nil, err
+	}
+	r := &result{contender: c.name, setting: s}
+	start := time.Now()
+	if err := parallel(s.n, func(i int) error {
+		o, err := c.function(benchNamespace, i, s.inline)
+		if err != nil {
+			return err
+		}
+		return kube.Create(ctx, o)
+	}); err != nil {
+		return nil, err
+	}
+
+	finished := map[string]bool{}
+	if err := until(ctx, p, func() (bool, error) {
+		if s.inline {
+			if err := finishBuilds(ctx, kube, w, finished); err != nil {
+				return false, err
+			}
+		}
+		return w.count(&servingv1.ServiceList{}, nil) == s.n, nil
+	}); err != nil {
+		return nil, err
+	}
+	r.servicesCreated = time.Since(start)
+
+	if err := markServicesReady(ctx, kube, w); err != nil {
+		return nil, err
+	}
+	marked := time.Now()
+	if err := until(ctx, p, func() (bool, error) { return w.countManaged(conditionTrue("Ready")) == s.n, nil }); err != nil {
+		return nil, err
+	}
+	r.readyAfterMark, r.converged = time.Since(marked), time.Since(start)
+	u, err := p.Usage()
+	if err != nil {
+		return nil, err
+	}
+	r.convergeCPU = u.CPUSeconds
+
+	// One poll for the last reconciles of the rush to settle, then a window
+	// of nothing but polls.
+	if err := sleep(ctx, p, s.poll); err != nil {
+		return nil, err
+	}
+	before, err := takeSnapshot(ctx, cp.Config, c, p)
+	if err != nil {
+		return nil, err
+	}
+	if err := sleep(ctx, p, s.window); err != nil {
+		return nil, err
+	}
+	after, err := takeSnapshot(ctx, cp.Config, c, p)
+	if err != nil {
+		return nil, err
+	}
+	r.steady(before, after)
+	return r, nil
+}
+
+// prepare makes the namespace, the kubeconfig Secret and the provider config.
+func prepare(ctx context.Context, kube client.Client, kubeconfig string, config client.Object) error {
+	secret, err := targetKubeconfig(kubeconfig)
+	if err != nil {
+		return err
+	}
+	// Create fills in what the server set; the contender's config is used
+	// again in the next run.
+	config = config.DeepCopyObject().(client.Object) //nolint:forcetypeassert // A copy of a client.Object is one.
+	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNamespace}}, secret, config} {
+		if err := kube.Create(ctx, o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finishBuilds plays the Job controller and the kubelet for every build Job
+// not played yet: each succeeds with a digest.
+func finishBuilds(ctx context.Context, kube client.Client, w *watcher, finished map[string]bool) error {
+	jobs := &batchv1.JobList{}
+	if err := w.List(ctx, jobs); err != nil {
+		return err
+	}
+	todo := make([]*batchv1.Job, 0, len(jobs.Items))
+	for i := range jobs.Items {
+		if j := &jobs.Items[i]; !finished[j.Name] {
+			todo = append(todo, j)
+			finished[j.Name] = true
+		}
+	}
+	return parallel(len(todo), func(i int) error {
+		return play(func(t playact.T) {
+			playact.FinishJob(ctx, t, kube, todo[i], 0, "sha256:"+strings.Repeat("ab", 32))
+		})
+	})
+}
+
+// markServicesReady plays Knative Serving for every Service.
+func markServicesReady(ctx context.Context, kube client.Client, w *watcher) error {
+	svcs := &servingv1.ServiceList{}
+	if err := w.List(ctx, svcs); err != nil {
+		return err
+	}
+	return parallel(len(svcs.Items), func(i int) error {
+		// A provider may write the Service meanwhile: read it again and
+		// retry on a conflict.
+		for {
+			svc := &servingv1.Service{}
+			if err := kube.Get(ctx, client.ObjectKeyFromObject(&svcs.Items[i]), svc); err != nil {
+				return err
+			}
+			err := play(func(t playact.T) { playact.MarkServiceReady(ctx, t, kube, svc) })
+			if err == nil || !strings.Contains(err.Error(), "the object has been modified") {
+				return err
+			}
+		}
+	})
+}
+
+// A player is the playact.T of this benchmark: Fatal ends the play with an
+// error instead of a test.
+type player struct{}
+
+type playError struct{ err error }
+
+func (player) Helper() {}
+
+func (player) Fatal(args ...any) { panic(playError{err: errors.New(fmt.Sprint(args...))}) }
+
+// play runs one play and returns the error it stopped at.
+func play(fn func(playact.T)) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			pe, ok := r.(playError)
+			if !ok {
+				panic(r)
+			}
+			err = pe.err
+		}
+	}()
+	fn(player{})
+	return nil
+}
+
+// parallel runs fn for 0..n-1 on the workers and returns the first error.
+func parallel(n int, fn func(i int) error) error {
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+		next  = make(chan int)
+	)
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				if err := fn(i); err != nil {
+					mu.Lock()
+					first = errors.Join(first, err)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return first
+}
+
+// until checks done every tick until it is, the context ends or the
+// provider exits.
+func until(ctx context.Context, p *process.Process, done func() (bool, error)) error {
+	for {
+		ok, err := done()
+		if err != nil || ok {
+			return err
+		}
+		if err := sleep(ctx, p, tick); err != nil {
+			return err
+		}
+	}
+}
+
+// sleep waits d unless the context ends or the provider exits.
+func sleep(ctx context.Context, p *process.Process, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case err := <-p.Exited:
+		p.Exited <- err
+		return errors.Errorf("%s exited: %v", p.Name, err)
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// waitScrape waits until a metrics endpoint answers.
+func waitScrape(ctx context.Context, c *http.Client, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for {
+		_, err := bench.Scrape(ctx, c, url)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// conditionTrue matches an object whose condition typ is True.
+func conditionTrue(typ string) func(*unstructured.Unstructured) bool {
+	return func(u *unstructured.Unstructured) bool {
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, c := range conds {
+			if m, ok := c.(map[string]any); ok && m["type"] == typ {
+				return m["status"] == string(corev1.ConditionTrue)
+			}
+		}
+		return false
+	}
+}

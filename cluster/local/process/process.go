@@ -1,0 +1,83 @@
+// Package process starts the programs that make run, the end-to-end tests and
+// the benchmarks run beside the local control plane, and reads what each one
+// costs from /proc.
+package process
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+)
+
+const (
+	errFmtBuild = "cannot build %s"
+	errFmtStart = "cannot start %s"
+)
+
+// stopGrace is how long a process has to stop after SIGTERM before it is
+// killed.
+const stopGrace = 15 * time.Second
+
+// Build builds the command pkg of the module at root into root's .cache/bin
+// and returns the binary's path.
+func Build(ctx context.Context, root, name, pkg string) (string, error) {
+	bin := filepath.Join(root, ".cache", "bin", name)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
+	build.Dir, build.Stdout, build.Stderr = root, os.Stdout, os.Stderr
+	return bin, errors.Wrapf(build.Run(), errFmtBuild, name)
+}
+
+// A Process is a started program. It dies with the program that started it,
+// even when that one is killed.
+type Process struct {
+	Name string
+	cmd  *exec.Cmd
+	// Exited receives the program's exit once.
+	Exited chan error
+}
+
+// Options of a started program.
+type Options struct {
+	// Env is added to this program's environment.
+	Env []string
+	// Out receives the program's output; nil means this program's.
+	Out *os.File
+}
+
+// Start starts the binary bin with args.
+func Start(name, bin string, o Options, args ...string) (*Process, error) {
+	cmd := exec.Command(bin, args...) //nolint:gosec // Binaries this module built.
+	cmd.Env = append(os.Environ(), o.Env...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if o.Out != nil {
+		cmd.Stdout, cmd.Stderr = o.Out, o.Out
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, errors.Wrapf(err, errFmtStart, name)
+	}
+	p := &Process{Name: name, cmd: cmd, Exited: make(chan error, 1)}
+	go func() { p.Exited <- cmd.Wait() }()
+	return p, nil
+}
+
+// Stop asks the program to stop and kills it if it does not in time.
+func (p *Process) Stop() {
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.Exited:
+	case <-time.After(stopGrace):
+		_ = p.cmd.Process.Kill()
+		<-p.Exited
+	}
+}
+
+// Usage reads what the program has cost so far.
+func (p *Process) Usage() (Usage, error) {
+	return ReadUsage(p.cmd.Process.Pid)
+}
