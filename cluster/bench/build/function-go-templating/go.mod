@@ -3,9 +3,6 @@
 // fetches the release from the module proxy and then writes go.sum, which git
 // ignores. The proxy of the machine this was written on refuses every
 // release's zip; there make peers says so and the benchmark leaves it out.
-module proxy, and writes go.sum then, which git ignores. The
-// proxy of the machine this was written on refuses every release's zip, so
-// there make peers reports it and the benchmark leaves it out.
 module github.com/knative-lambda/provider-knative-lambda/cluster/bench/build/function-go-templating
 
 go 1.26.0
