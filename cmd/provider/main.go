@@ -4,6 +4,8 @@ package main
 
 import (
 	"io"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"time"
@@ -43,6 +45,7 @@ func main() {
 		leaderElection          = app.Flag("leader-election", "Use leader election, so only one replica reconciles.").Short('l').Default("false").Envar("LEADER_ELECTION").Bool()
 		metricsAddr             = app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint listens on.").Default(":8080").String()
 		healthAddr              = app.Flag("health-probe-bind-address", "Address the /healthz and /readyz endpoints listen on.").Default(":8081").String()
+		profile                 = app.Flag("profile", "Serve Go's pprof profiles under /debug/pprof/ on the metrics endpoint.").Bool()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
 
@@ -64,8 +67,8 @@ func main() {
 	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *maxReconcileRate), ctrl.Options{
 		Scheme:                     s,
 		NewClient:                  clients.NewManagerClient,
-		Cache:                      cache.Options{SyncPeriod: syncInterval, ByObject: clients.CacheByObject()},
-		Metrics:                    metricsserver.Options{BindAddress: *metricsAddr},
+		Cache:                      withSync(clients.ManagerCacheOptions(), *syncInterval),
+		Metrics:                    metricsserver.Options{BindAddress: *metricsAddr, ExtraHandlers: profiles(*profile)},
 		HealthProbeBindAddress:     *healthAddr,
 		LeaderElection:             *leaderElection,
 		LeaderElectionID:           "crossplane-leader-election-provider-knative-lambda",
@@ -99,4 +102,23 @@ func main() {
 	kingpin.FatalIfError(lambdacontroller.SetupGated(mgr, o, workload.DefaultDependencies(mgr)), "Cannot set up the controllers")
 	log.Info("Starting", "sync", syncInterval.String(), "poll", pollInterval.String(), "max-reconcile-rate", *maxReconcileRate)
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start the controller manager")
+}
+
+// withSync sets how often a cache resyncs every object.
+func withSync(o cache.Options, sync time.Duration) cache.Options {
+	o.SyncPeriod = &sync
+	return o
+}
+
+// profiles are pprof's handlers when profiling is on.
+func profiles(on bool) map[string]http.Handler {
+	if !on {
+		return nil
+	}
+	return map[string]http.Handler{
+		"/debug/pprof/":        http.HandlerFunc(pprof.Index),
+		"/debug/pprof/profile": http.HandlerFunc(pprof.Profile),
+		"/debug/pprof/symbol":  http.HandlerFunc(pprof.Symbol),
+		"/debug/pprof/trace":   http.HandlerFunc(pprof.Trace),
+	}
 }

@@ -32,24 +32,28 @@ func ManagerScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
-// CacheByObject narrows the manager's cache as TargetCacheByObject does a
-// target's, and caches CRDs without their schemas, which the gate does not
+// ManagerCacheOptions narrow the manager's cache as TargetCacheOptions do a
+// target's, and cache CRDs without their schemas, which the gate does not
 // need.
-func CacheByObject() map[client.Object]cache.ByObject {
-	by := TargetCacheByObject()
-	by[&extv1.CustomResourceDefinition{}] = cache.ByObject{Transform: customresourcesgate.TransformStripCRDSchema}
-	return by
+func ManagerCacheOptions() cache.Options {
+	o := TargetCacheOptions()
+	o.ByObject[&extv1.CustomResourceDefinition{}] = cache.ByObject{Transform: customresourcesgate.TransformStripCRDSchema}
+	return o
 }
 
-// TargetCacheByObject narrows a target cluster's cache: build Jobs, their
-// pods and their ConfigMaps are cached only when this provider made them,
-// not every one in the cluster.
-func TargetCacheByObject() map[client.Object]cache.ByObject {
+// TargetCacheOptions narrow a target cluster's cache. Build Jobs, their pods
+// and their ConfigMaps are cached only when this provider made them, not
+// every one in the cluster. No object keeps its managed fields: observe
+// compares the fields render sets, and server-side apply needs none sent.
+func TargetCacheOptions() cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedBy})
-	return map[client.Object]cache.ByObject{
-		&batchv1.Job{}:      {Label: ours},
-		&corev1.Pod{}:       {Label: ours},
-		&corev1.ConfigMap{}: {Label: ours},
+	return cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&batchv1.Job{}:      {Label: ours},
+			&corev1.Pod{}:       {Label: ours},
+			&corev1.ConfigMap{}: {Label: ours},
+		},
+		DefaultTransform: cache.TransformStripManagedFields(),
 	}
 }
 

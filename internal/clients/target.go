@@ -25,7 +25,7 @@ func TargetClients(mgr manager.Manager) NewClientFn {
 		cfg.QPS, cfg.Burst = mgr.GetConfig().QPS, mgr.GetConfig().Burst
 		c, err := cluster.New(cfg, func(o *cluster.Options) {
 			o.Scheme = s
-			o.Cache.ByObject = TargetCacheByObject()
+			o.Cache = TargetCacheOptions()
 		})
 		if err != nil {
 			return nil, err

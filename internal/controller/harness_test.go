@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -105,7 +104,7 @@ func startProviderWith(t testing.TB, change func(*dependencies)) *provider {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:    s,
 		NewClient: clients.NewManagerClient,
-		Cache:     cache.Options{ByObject: clients.CacheByObject()},
+		Cache:     clients.ManagerCacheOptions(),
 		Metrics:   metricsserver.Options{BindAddress: "0"},
 		// Each test runs its own provider in this one process.
 		Controller: config.Controller{SkipNameValidation: ptr(true)},

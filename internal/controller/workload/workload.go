@@ -151,6 +151,11 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 			return poll
 		}),
 		managed.WithManagementPolicies(),
+		// Every object is named after the resource, never by the target
+		// cluster: no external-name annotation to write, and a create cut
+		// short can safely be tried again.
+		managed.WithInitializers(),
+		managed.WithDeterministicExternalName(true),
 	}
 	if o.MetricOptions != nil {
 		opts = append(opts, managed.WithMetricRecorder(o.MetricOptions.MRMetrics))

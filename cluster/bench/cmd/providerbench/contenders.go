@@ -29,6 +29,8 @@ type contender struct {
 	// args besides the poll interval and reconcile rate.
 	args       func(dir string) ([]string, []string, error)
 	metricsURL string
+	// pprofURL serves the contender's Go profiles; empty when it has none.
+	pprofURL string
 	// controller is part of the name of the controller that reconciles the
 	// managed kind, as its reconcile metrics label it.
 	controller string
@@ -67,9 +69,10 @@ func ours(bin, metricsAddr string) contender {
 		name: "provider-knative-lambda",
 		bin:  bin,
 		args: func(string) ([]string, []string, error) {
-			return []string{"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=127.0.0.1:0"}, nil, nil
+			return []string{"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=127.0.0.1:0", "--profile"}, nil, nil
 		},
 		metricsURL: "http://" + metricsAddr + "/metrics",
+		pprofURL:   "http://" + metricsAddr + "/debug/pprof/",
 		controller: "lambdafunction",
 		managed:    v1alpha1.LambdaFunctionGroupVersionKind,
 		config: &v1alpha1.ClusterProviderConfig{

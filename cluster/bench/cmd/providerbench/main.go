@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -43,7 +44,7 @@ func main() {
 	var (
 		app         = kingpin.New("providerbench", "Measure provider-knative-lambda against provider-kubernetes at scale.")
 		sizes       = app.Flag("n", "Numbers of functions, each a run per contender.").Default("200", "1000", "2000").Ints()
-		inlineSizes = app.Flag("inline-n", "Numbers of inline-built functions, each a run of this provider only.").Default("200").Ints()
+		inlineSizes = app.Flag("inline-n", "Numbers of inline-built functions, each a run of this provider only; 0 runs none.").Default("200").Ints()
 		repeat      = app.Flag("repeat", "Runs of each setting; the summary gives medians.").Default("1").Int()
 		poll        = app.Flag("poll", "Poll interval of both providers.").Default("30s").Duration()
 		rate        = app.Flag("rate", "Max reconcile rate of both providers.").Default("100").Int()
@@ -106,7 +107,7 @@ func measure(ctx context.Context, sizes, inlineSizes []int, repeat int, poll tim
 				}
 			}
 		}
-		for _, n := range inlineSizes {
+		for _, n := range slices.DeleteFunc(inlineSizes, func(n int) bool { return n <= 0 }) {
 			if err := runOne(contenders[0], setting{n: n, inline: true, poll: poll, rate: rate, window: window}); err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -68,6 +69,9 @@ type result struct {
 	writesByVerb   map[string]float64
 	writeResources map[string]float64
 	readResources  map[string]float64
+	// convergeWrites are the API writes until all were Ready, by resource;
+	// the benchmark's own are among them.
+	convergeWrites map[string]float64
 }
 
 // run starts a control plane and the contender, creates n functions, plays
@@ -117,6 +121,11 @@ func run(ctx context.Context, dir string, c contender, s setting) (*result, erro
 		return nil, err
 	}
 	r := &result{contender: c.name, setting: s}
+	idle, err := takeSnapshot(ctx, cp.Config, c, p)
+	if err != nil {
+		return nil, err
+	}
+	cpuProfile := profile(ctx, c.pprofURL, fmt.Sprintf("profile?seconds=%d", int(cpuProfileTime.Seconds())), filepath.Join(dir, "cpu.pprof"))
 	start := time.Now()
 	if err := parallel(s.n, func(i int) error {
 		o, err := c.function(benchNamespace, i, s.inline)
@@ -154,6 +163,11 @@ func run(ctx context.Context, dir string, c contender, s setting) (*result, erro
 		return nil, err
 	}
 	r.convergeCPU = u.CPUSeconds
+	converged, err := takeSnapshot(ctx, cp.Config, c, p)
+	if err != nil {
+		return nil, err
+	}
+	r.convergeWrites = increases(idle.writeResources, converged.writeResources)
 
 	// One poll for the last reconciles of the rush to settle, then a window
 	// of nothing but polls.
@@ -172,6 +186,9 @@ func run(ctx context.Context, dir string, c contender, s setting) (*result, erro
 		return nil, err
 	}
 	r.steady(before, after)
+	if err := errors.Join(<-cpuProfile, <-profile(ctx, c.pprofURL, "heap", filepath.Join(dir, "heap.pprof"))); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -342,4 +359,38 @@ func conditionTrue(typ string) func(*unstructured.Unstructured) bool {
 		}
 		return false
 	}
+}
+
+// cpuProfileTime is how long the CPU profile of the rush runs.
+const cpuProfileTime = 20 * time.Second
+
+// profile saves the profile at base+name to path in the background; nothing
+// when base is empty.
+func profile(ctx context.Context, base, name, path string) <-chan error {
+	done := make(chan error, 1)
+	if base == "" {
+		done <- nil
+		return done
+	}
+	go func() {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+name, nil)
+		if err != nil {
+			done <- err
+			return
+		}
+		rsp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- err
+			return
+		}
+		defer rsp.Body.Close() //nolint:errcheck // Only read from.
+		f, err := os.Create(path) //nolint:gosec // A file of this run's folder.
+		if err != nil {
+			done <- err
+			return
+		}
+		_, err = io.Copy(f, rsp.Body)
+		done <- errors.Join(err, f.Close())
+	}()
+	return done
 }

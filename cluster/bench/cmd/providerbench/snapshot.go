@@ -62,6 +62,9 @@ func takeSnapshot(ctx context.Context, cfg *rest.Config, c contender, p *process
 			continue
 		}
 		resource := labels["resource"] + "/" + labels["subresource"]
+		if code := labels["code"]; code != "" && code[0] != '2' {
+			resource += " " + code
+		}
 		switch {
 		case writeVerbs[labels["verb"]]:
 			s.writeResources[resource] += f.GetCounter().GetValue()
