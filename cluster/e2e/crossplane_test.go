@@ -17,7 +17,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 )
 
 // The repository, from this folder.
@@ -40,39 +40,21 @@ const (
 	secretServer = "crossplane-tls-server"
 )
 
-// A process is a program the test started; it dies with the test.
-type process struct {
-	cmd  *exec.Cmd
-	logs *bytes.Buffer
-}
-
 // start runs a program with the kubeconfig and stops it when the test ends,
 // printing its output when the test failed.
-func start(t *testing.T, name, kubeconfig string, args ...string) *process {
+func start(t *testing.T, name, kubeconfig string, args ...string) {
 	t.Helper()
-	p := &process{logs: &bytes.Buffer{}}
-	p.cmd = exec.Command(args[0], args[1:]...) //nolint:gosec // Our own binaries.
-	p.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("cannot start %s: %v", name, err)
+	logs := &bytes.Buffer{}
+	p, err := process.Start(name, args[0], process.Options{Env: []string{"KUBECONFIG=" + kubeconfig}, Out: logs}, args[1:]...)
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = p.cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = p.cmd.Process.Kill()
-			<-done
-		}
+		p.Stop()
 		if t.Failed() {
-			t.Logf("%s output:\n%s", name, tail(p.logs.String(), 8000))
+			t.Logf("%s output:\n%s", name, tail(logs.String(), 8000))
 		}
 	})
-	return p
 }
 
 func tail(s string, n int) string {
@@ -95,14 +77,12 @@ func bin(t *testing.T, name string) string {
 	return p
 }
 
-// build builds a command of this module into dir.
-func build(ctx context.Context, t *testing.T, dir, name, pkg string) string {
+// build builds a command of this module.
+func build(ctx context.Context, t *testing.T, name, pkg string) string {
 	t.Helper()
-	out := filepath.Join(dir, name)
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
-	cmd.Dir = repo
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+	out, err := process.Build(ctx, repo, name, pkg)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

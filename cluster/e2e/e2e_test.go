@@ -72,10 +72,10 @@ func TestCrossplane(t *testing.T) {
 	fnCerts := filepath.Join(dir, "function-certs")
 	functionCerts(ctx, t, kube, fnCerts)
 	_, fnPort, _ := net.SplitHostPort(freeAddr(t))
-	start(t, "function", kubeconfig, build(ctx, t, dir, "function", "./fn"),
+	start(t, "function", kubeconfig, build(ctx, t, "function-knative-lambda", "./fn"),
 		"--tls-certs-dir="+fnCerts, "--address=localhost:"+fnPort, "--metrics-address=")
 	registerFunction(ctx, t, kube, fnPort)
-	start(t, "provider", kubeconfig, build(ctx, t, dir, "provider", "./cmd/provider"),
+	start(t, "provider", kubeconfig, build(ctx, t, "provider", "./cmd/provider"),
 		"--poll=5s", "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0")
 
 	apply(ctx, t, kube, filepath.Join(repo, "package", "configuration"), func(u *unstructured.Unstructured) bool {

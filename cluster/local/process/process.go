@@ -5,6 +5,7 @@ package process
 
 import (
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,7 +47,7 @@ type Options struct {
 	// Env is added to this program's environment.
 	Env []string
 	// Out receives the program's output; nil means this program's.
-	Out *os.File
+	Out io.Writer
 }
 
 // Start starts the binary bin with args.
