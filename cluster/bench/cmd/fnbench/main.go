@@ -69,8 +69,11 @@ func measure(ctx context.Context, requests, warmup, rounds int, peers string) er
 		return err
 	}
 	contenders := []*contender{ours}
+	if !filepath.IsAbs(peers) {
+		peers = filepath.Join(root, peers)
+	}
 	for _, p := range []peer{goTemplating, patchAndTransform} {
-		c, err := p.contender(filepath.Join(root, peers), req, ours.reference)
+		c, err := p.contender(peers, req, ours.reference)
 		if err != nil {
 			return err
 		}

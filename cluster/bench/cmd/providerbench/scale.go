@@ -13,6 +13,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
@@ -82,7 +83,13 @@ func run(ctx context.Context, dir string, c contender, s setting) (*result, erro
 		return nil, err
 	}
 	defer cp.Stop() //nolint:errcheck // Its processes die with this one anyway.
-	if err := local.InstallCRDs(cp.Config, c.crds); err != nil {
+	// Installing fills in what the server set; the next run installs them
+	// again.
+	crds := make([]*extv1.CustomResourceDefinition, len(c.crds))
+	for i, crd := range c.crds {
+		crds[i] = crd.DeepCopy()
+	}
+	if err := local.InstallCRDs(cp.Config, crds); err != nil {
 		return nil, err
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
