@@ -27,6 +27,11 @@ const stopGrace = 15 * time.Second
 // Build builds the command pkg of the module at root into root's .cache/bin
 // and returns the binary's path.
 func Build(ctx context.Context, root, name, pkg string) (string, error) {
+	// Absolute, because the build runs in root.
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return "", errors.Wrapf(err, errFmtBuild, name)
+	}
 	bin := filepath.Join(root, ".cache", "bin", name)
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
 	build.Dir, build.Stdout, build.Stderr = root, os.Stdout, os.Stderr
