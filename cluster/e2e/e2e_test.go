@@ -24,6 +24,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 )
 
 const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -84,7 +85,7 @@ func TestCrossplane(t *testing.T) {
 	for _, f := range []string{"clusterproviderconfig.yaml", "namespace.yaml", "platform/claims/namespace.yaml"} {
 		apply(ctx, t, kube, filepath.Join(repo, "examples", f), nil)
 	}
-	eventually(ctx, t, "the XRDs are established and offered", func() string {
+	wait.Until(ctx, t, "the XRDs are established and offered", func() string {
 		l := &unstructured.UnstructuredList{}
 		l.SetAPIVersion("apiextensions.crossplane.io/v2")
 		l.SetKind("CompositeResourceDefinitionList")
@@ -120,12 +121,12 @@ func TestCrossplane(t *testing.T) {
 	mr := &unstructured.Unstructured{}
 	mr.SetAPIVersion("lambda.m.crossplane.io/v1alpha1")
 	mr.SetKind("LambdaFunction")
-	eventually(ctx, t, "the Managed claim composes a LambdaFunction", func() string {
-		return errString(kube.Get(ctx, client.ObjectKey{Namespace: "legacy-apps", Name: "prebuilt"}, mr))
+	wait.Until(ctx, t, "the Managed claim composes a LambdaFunction", func() string {
+		return wait.ErrString(kube.Get(ctx, client.ObjectKey{Namespace: "legacy-apps", Name: "prebuilt"}, mr))
 	})
 	svc := &servingv1.Service{}
-	eventually(ctx, t, "the provider creates the LambdaFunction's Service", func() string {
-		return errString(kube.Get(ctx, client.ObjectKey{Namespace: "legacy-apps", Name: "prebuilt"}, svc))
+	wait.Until(ctx, t, "the provider creates the LambdaFunction's Service", func() string {
+		return wait.ErrString(kube.Get(ctx, client.ObjectKey{Namespace: "legacy-apps", Name: "prebuilt"}, svc))
 	})
 	playact.MarkServiceReady(ctx, t, kube, svc)
 	waitReady(ctx, t, kube, managed)
@@ -143,7 +144,7 @@ func TestCrossplane(t *testing.T) {
 		"apiVersion": "serving.knative.dev/v1", "kind": "Service", "metadata": map[string]any{"namespace": "legacy-apps", "name": "prebuilt"},
 	}})
 	gone = append(gone, listOf(ctx, t, kube, "XLambdaList")...)
-	eventually(ctx, t, fmt.Sprintf("all %d objects are gone", len(gone)), func() string {
+	wait.Until(ctx, t, fmt.Sprintf("all %d objects are gone", len(gone)), func() string {
 		for _, o := range gone {
 			if err := kube.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopy()); err == nil {
 				return fmt.Sprintf("%s %s/%s still exists", o.GetKind(), o.GetNamespace(), o.GetName())
@@ -200,7 +201,7 @@ func listOf(ctx context.Context, t *testing.T, kube client.Client, list string) 
 func buildAndServe(ctx context.Context, t *testing.T, kube client.Client, ns, name string) {
 	t.Helper()
 	job := &batchv1.Job{}
-	eventually(ctx, t, "the build Job in "+ns, func() string {
+	wait.Until(ctx, t, "the build Job in "+ns, func() string {
 		l := &batchv1.JobList{}
 		if err := kube.List(ctx, l, client.InNamespace(ns)); err != nil {
 			return err.Error()
@@ -215,7 +216,7 @@ func buildAndServe(ctx context.Context, t *testing.T, kube client.Client, ns, na
 	})
 	playact.FinishJob(ctx, t, kube, job, 0, digest)
 	svc := &servingv1.Service{}
-	eventually(ctx, t, "the Service in "+ns+" runs the built digest", func() string {
+	wait.Until(ctx, t, "the Service in "+ns+" runs the built digest", func() string {
 		if err := kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, svc); err != nil {
 			return err.Error()
 		}
@@ -226,7 +227,7 @@ func buildAndServe(ctx context.Context, t *testing.T, kube client.Client, ns, na
 	})
 	playact.MarkServiceReady(ctx, t, kube, svc)
 	for _, list := range []string{"eventing.knative.dev/v1/BrokerList", "eventing.knative.dev/v1/TriggerList"} {
-		eventually(ctx, t, list+" in "+ns, func() string {
+		wait.Until(ctx, t, list+" in "+ns, func() string {
 			n := 0
 			for _, o := range listOf(ctx, t, kube, list) {
 				if o.GetNamespace() == ns {
@@ -245,7 +246,7 @@ func buildAndServe(ctx context.Context, t *testing.T, kube client.Client, ns, na
 // waitReady waits for a claim or XR to be Ready with a URL.
 func waitReady(ctx context.Context, t *testing.T, kube client.Client, o *unstructured.Unstructured) {
 	t.Helper()
-	eventually(ctx, t, o.GetKind()+" "+o.GetName()+" Ready with a URL", func() string {
+	wait.Until(ctx, t, o.GetKind()+" "+o.GetName()+" Ready with a URL", func() string {
 		u := o.DeepCopy()
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(o), u); err != nil {
 			return err.Error()
@@ -324,28 +325,4 @@ func apiClient(t *testing.T, cp *local.ControlPlane) client.Client {
 		t.Fatal(err)
 	}
 	return c
-}
-
-// eventually polls check until it returns "" or ctx ends.
-func eventually(ctx context.Context, t *testing.T, what string, check func() string) {
-	t.Helper()
-	start, last := time.Now(), ""
-	for {
-		if last = check(); last == "" {
-			t.Logf("%s: after %s", what, time.Since(start).Round(100*time.Millisecond))
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: still not after %s: %s", what, time.Since(start).Round(time.Second), last)
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }

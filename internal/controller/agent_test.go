@@ -22,6 +22,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 )
 
@@ -43,8 +44,8 @@ func newAgent(ns, name string, pc xpv2.ProviderConfigReference, eventing *v1alph
 func setBrokerAddress(ctx context.Context, t *testing.T, c client.Client, ns, name string) string {
 	t.Helper()
 	b := &eventingv1.Broker{}
-	eventually(ctx, t, "Broker "+name+" exists", func() string {
-		return errString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, b))
+	wait.Until(ctx, t, "Broker "+name+" exists", func() string {
+		return wait.ErrString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, b))
 	})
 	addr := "http://broker-ingress.knative-eventing.svc.cluster.local/" + ns + "/" + name
 	u, err := apis.ParseURL(addr)
@@ -78,11 +79,11 @@ func TestAgentForwards(t *testing.T) {
 		}
 	}
 	svc := &servingv1.Service{}
-	eventually(ctx, t, "the agent's Service and subscription Trigger exist", func() string {
+	wait.Until(ctx, t, "the agent's Service and subscription Trigger exist", func() string {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "support"}, svc); err != nil {
 			return err.Error()
 		}
-		return errString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "support-tickets"}, &eventingv1.Trigger{}))
+		return wait.ErrString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "support-tickets"}, &eventingv1.Trigger{}))
 	})
 	if svc.Spec.Template.Annotations["autoscaling.knative.dev/min-scale"] != "1" {
 		t.Errorf("an agent is not kept warm: min-scale %q", svc.Spec.Template.Annotations["autoscaling.knative.dev/min-scale"])
@@ -90,7 +91,7 @@ func TestAgentForwards(t *testing.T) {
 	playact.MarkServiceReady(ctx, t, c, svc)
 	setBrokerAddress(ctx, t, c, ns, "support")
 	mg := &v1alpha1.LambdaAgent{}
-	eventually(ctx, t, "the agent waits for the supervisor's Broker", func() string {
+	wait.Until(ctx, t, "the agent waits for the supervisor's Broker", func() string {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(support), mg); err != nil {
 			return err.Error()
 		}
@@ -104,7 +105,7 @@ func TestAgentForwards(t *testing.T) {
 	}
 
 	addr := setBrokerAddress(ctx, t, c, ns, "supervisor")
-	eventually(ctx, t, "the forward delivers to the supervisor's Broker address", func() string {
+	wait.Until(ctx, t, "the forward delivers to the supervisor's Broker address", func() string {
 		tr := &eventingv1.Trigger{}
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "support-escalations-0"}, tr); err != nil {
 			return err.Error()
@@ -114,7 +115,7 @@ func TestAgentForwards(t *testing.T) {
 		}
 		return ""
 	})
-	eventually(ctx, t, "the agent is Ready", func() string {
+	wait.Until(ctx, t, "the agent is Ready", func() string {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(support), mg); err != nil {
 			return err.Error()
 		}
@@ -172,14 +173,14 @@ func TestRemoteTarget(t *testing.T) {
 		}
 	}
 	svc := &servingv1.Service{}
-	eventually(ctx, t, "the agent's Service exists in the remote cluster", func() string {
-		return errString(rc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge-agent"}, svc))
+	wait.Until(ctx, t, "the agent's Service exists in the remote cluster", func() string {
+		return wait.ErrString(rc.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge-agent"}, svc))
 	})
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "edge-agent"}, &servingv1.Service{}); err == nil {
 		t.Error("the agent's Service was also created in the provider's own cluster")
 	}
 	playact.MarkServiceReady(ctx, t, rc, svc)
-	eventually(ctx, t, "the agent is Ready from the remote Service's status", func() string {
+	wait.Until(ctx, t, "the agent is Ready from the remote Service's status", func() string {
 		mg := &v1alpha1.LambdaAgent{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(agent), mg); err != nil {
 			return err.Error()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 )
 
 // TestSharedBroker checks that two functions that both create one Broker
@@ -41,13 +42,13 @@ func TestSharedBroker(t *testing.T) {
 		}
 		fns = append(fns, fn)
 		svc := &servingv1.Service{}
-		eventually(ctx, t, name+"'s Service", func() string {
-			return errString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, svc))
+		wait.Until(ctx, t, name+"'s Service", func() string {
+			return wait.ErrString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, svc))
 		})
 		playact.MarkServiceReady(ctx, t, c, svc)
 	}
 	for _, fn := range fns {
-		eventually(ctx, t, fn.Name+" is Ready", func() string {
+		wait.Until(ctx, t, fn.Name+" is Ready", func() string {
 			mg := &v1alpha1.LambdaFunction{}
 			if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
 				return err.Error()
@@ -79,12 +80,12 @@ func TestSharedBroker(t *testing.T) {
 	if err := c.Delete(ctx, fns[0]); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, "the first function is gone", gone(fns[0]))
+	wait.Until(ctx, t, "the first function is gone", gone(fns[0]))
 	if err := c.Get(ctx, client.ObjectKeyFromObject(broker), broker); err != nil {
 		t.Errorf("the Broker went with its first user, while the second still uses it: %v", err)
 	}
 	if err := c.Delete(ctx, fns[1]); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, "the Broker goes with its last user", gone(broker))
+	wait.Until(ctx, t, "the Broker goes with its last user", gone(broker))
 }

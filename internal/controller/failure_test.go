@@ -17,6 +17,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 )
 
 // TestBuildFailure checks that a failed build says why, changes nothing that
@@ -34,8 +35,8 @@ func TestBuildFailure(t *testing.T) {
 	job := waitJobs(ctx, t, c, ns, "flaky", 1)[0]
 	playact.FinishJob(ctx, t, c, &job, 0, digestA)
 	svc := &servingv1.Service{}
-	eventually(ctx, t, "the Service exists", func() string {
-		return errString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "flaky"}, svc))
+	wait.Until(ctx, t, "the Service exists", func() string {
+		return wait.ErrString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "flaky"}, svc))
 	})
 	playact.MarkServiceReady(ctx, t, c, svc)
 
@@ -48,7 +49,7 @@ func TestBuildFailure(t *testing.T) {
 	failed := unfinished(t, js)
 	kanikoLog := "INFO Running pip install\nERROR: No matching distribution found for no-such-package==0.0.0\nerror building image: exit status 1"
 	playact.FinishJob(ctx, t, c, &failed, 1, kanikoLog)
-	eventually(ctx, t, "Ready=False with the build's error", func() string {
+	wait.Until(ctx, t, "Ready=False with the build's error", func() string {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
 			return err.Error()
 		}
@@ -59,7 +60,7 @@ func TestBuildFailure(t *testing.T) {
 		return ""
 	})
 	mg.SetGroupVersionKind(v1alpha1.LambdaFunctionGroupVersionKind)
-	eventually(ctx, t, "a BuildFailed event", func() string {
+	wait.Until(ctx, t, "a BuildFailed event", func() string {
 		if !eventReasons(ctx, t, c, mg)["BuildFailed"] {
 			return "none yet"
 		}
@@ -94,7 +95,7 @@ func TestBuildFailure(t *testing.T) {
 	fixed := unfinished(t, waitJobs(ctx, t, c, ns, "flaky", 4))
 	digestB := "sha256:" + strings.Repeat("2", 64)
 	playact.FinishJob(ctx, t, c, &fixed, 0, digestB)
-	eventually(ctx, t, "the fixed build is deployed", func() string {
+	wait.Until(ctx, t, "the fixed build is deployed", func() string {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
 			return err.Error()
 		}
@@ -116,7 +117,7 @@ func TestObserveOnly(t *testing.T) {
 	if err := c.Create(ctx, fn); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, "the provider has observed the resource", func() string {
+	wait.Until(ctx, t, "the provider has observed the resource", func() string {
 		mg := &v1alpha1.LambdaFunction{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
 			return err.Error()
@@ -141,7 +142,7 @@ func TestObserveOnly(t *testing.T) {
 func waitJobs(ctx context.Context, t *testing.T, c client.Client, ns, name string, n int) []batchv1.Job {
 	t.Helper()
 	var js []batchv1.Job
-	eventually(ctx, t, fmt.Sprintf("%d build Jobs", n), func() string {
+	wait.Until(ctx, t, fmt.Sprintf("%d build Jobs", n), func() string {
 		if js = jobs(ctx, t, c, ns, name); len(js) != n {
 			return fmt.Sprintf("%d Jobs", len(js))
 		}
@@ -163,11 +164,4 @@ func unfinished(t *testing.T, js []batchv1.Job) batchv1.Job {
 		t.Fatalf("%d unfinished build Jobs; the test expects exactly one", len(open))
 	}
 	return open[0]
-}
-
-func errString(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }

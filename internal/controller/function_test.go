@@ -19,6 +19,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -92,7 +93,7 @@ func TestFunctionLifecycle(t *testing.T) {
 
 	// A build starts; nothing is served yet.
 	var job batchv1.Job
-	eventually(ctx, t, "one build Job", func() string {
+	wait.Until(ctx, t, "one build Job", func() string {
 		js := jobs(ctx, t, c, ns, "hello")
 		if len(js) != 1 {
 			return fmt.Sprintf("%d Jobs", len(js))
@@ -100,7 +101,7 @@ func TestFunctionLifecycle(t *testing.T) {
 		job = js[0]
 		return ""
 	})
-	eventually(ctx, t, "the function says it is building", func() string {
+	wait.Until(ctx, t, "the function says it is building", func() string {
 		get()
 		if mg.Status.AtProvider.Phase != v1alpha1.PhaseBuilding {
 			return "phase " + string(mg.Status.AtProvider.Phase) + ": " + mg.GetCondition(xpv2.TypeReady).Message
@@ -114,7 +115,7 @@ func TestFunctionLifecycle(t *testing.T) {
 	// The build succeeds: the Service runs the built image by digest.
 	playact.FinishJob(ctx, t, c, &job, 0, digestA)
 	svc := &servingv1.Service{}
-	eventually(ctx, t, "the Service runs the built image", func() string {
+	wait.Until(ctx, t, "the Service runs the built image", func() string {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "hello"}, svc); err != nil {
 			return err.Error()
 		}
@@ -124,7 +125,7 @@ func TestFunctionLifecycle(t *testing.T) {
 		return ""
 	})
 	for _, o := range []client.Object{&eventingv1.Broker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}, &eventingv1.Trigger{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hello-orders"}}} {
-		eventually(ctx, t, "the "+o.GetName()+" eventing object exists", func() string {
+		wait.Until(ctx, t, "the "+o.GetName()+" eventing object exists", func() string {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
 				return err.Error()
 			}
@@ -134,7 +135,7 @@ func TestFunctionLifecycle(t *testing.T) {
 
 	// Knative says the Service is Ready: so is the function, with its URL.
 	url := playact.MarkServiceReady(ctx, t, c, svc)
-	eventually(ctx, t, "the function is Ready with its URL and digest", func() string {
+	wait.Until(ctx, t, "the function is Ready with its URL and digest", func() string {
 		get()
 		at := mg.Status.AtProvider
 		if mg.GetCondition(xpv2.TypeReady).Status != corev1.ConditionTrue || at.URL != url || at.Phase != v1alpha1.PhaseReady || at.Build == nil || at.Build.Digest != digestA {
@@ -144,7 +145,7 @@ func TestFunctionLifecycle(t *testing.T) {
 	})
 
 	// Once the built image is deployed, its build context is not kept.
-	eventually(ctx, t, "the build-context ConfigMap is gone", func() string {
+	wait.Until(ctx, t, "the build-context ConfigMap is gone", func() string {
 		l := &corev1.ConfigMapList{}
 		if err := c.List(ctx, l, ours(ns, "hello")...); err != nil {
 			return err.Error()
@@ -166,7 +167,7 @@ func TestFunctionLifecycle(t *testing.T) {
 
 	// The function's events and the provider's metrics tell the same story.
 	mg.SetGroupVersionKind(v1alpha1.LambdaFunctionGroupVersionKind)
-	eventually(ctx, t, "events for the build and the Ready Service", func() string {
+	wait.Until(ctx, t, "events for the build and the Ready Service", func() string {
 		got := eventReasons(ctx, t, c, mg)
 		for _, r := range []string{"BuildStarted", "BuildSucceeded", "ServiceReady"} {
 			if !got[r] {
@@ -201,7 +202,7 @@ func TestFunctionLifecycle(t *testing.T) {
 	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
 		mg.Spec.ForProvider.Scaling.MaxReplicas = ptr[int32](9)
 	})
-	eventually(ctx, t, "the Service takes the new max-scale", func() string {
+	wait.Until(ctx, t, "the Service takes the new max-scale", func() string {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
 			return err.Error()
 		}
@@ -225,7 +226,7 @@ func TestFunctionLifecycle(t *testing.T) {
 	if err := c.Update(ctx, drift); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, "the owned field is reverted", func() string {
+	wait.Until(ctx, t, "the owned field is reverted", func() string {
 		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
 			return err.Error()
 		}
@@ -243,7 +244,7 @@ func TestFunctionLifecycle(t *testing.T) {
 	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
 		mg.Spec.ForProvider.Source.Inline.Code = "def handler(event, context):\n    return {'v': 2}\n"
 	})
-	eventually(ctx, t, "exactly one new Job", func() string {
+	wait.Until(ctx, t, "exactly one new Job", func() string {
 		if n := len(jobs(ctx, t, c, ns, "hello")); n != 2 {
 			return fmt.Sprintf("%d Jobs", n)
 		}
@@ -264,7 +265,7 @@ func TestFunctionLifecycle(t *testing.T) {
 	if err := c.Delete(ctx, mg); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, "every object of the function is gone", func() string {
+	wait.Until(ctx, t, "every object of the function is gone", func() string {
 		var left []string
 		for _, l := range []client.ObjectList{&servingv1.ServiceList{}, &eventingv1.TriggerList{}, &batchv1.JobList{}, &corev1.ConfigMapList{}} {
 			if err := c.List(ctx, l, ours(ns, "hello")...); err != nil {

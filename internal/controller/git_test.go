@@ -21,6 +21,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
@@ -122,7 +123,7 @@ func TestGitSource(t *testing.T) {
 	}
 
 	second := g.commit(t, "def handler(event, context):\n    return 2\n")
-	eventually(ctx, t, "a build of the new commit", func() string {
+	wait.Until(ctx, t, "a build of the new commit", func() string {
 		for _, j := range jobs(ctx, t, c, ns, "from-git") {
 			if gitCommitOf(j) == second {
 				return ""
@@ -138,7 +139,7 @@ func TestGitSource(t *testing.T) {
 	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
 		mg.Spec.ForProvider.Source.Git.Ref = "no-such-branch"
 	})
-	eventually(ctx, t, "the missing ref is named", func() string {
+	wait.Until(ctx, t, "the missing ref is named", func() string {
 		mg := &v1alpha1.LambdaFunction{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
 			return err.Error()

@@ -166,24 +166,6 @@ func newNamespace(ctx context.Context, t testing.TB, c client.Client, prefix str
 	return ns.Name
 }
 
-// eventually polls check until it returns "" or ctx ends; then it fails the
-// test with the last thing check said.
-func eventually(ctx context.Context, t testing.TB, what string, check func() string) {
-	t.Helper()
-	start, last := time.Now(), ""
-	for {
-		if last = check(); last == "" {
-			t.Logf("%s: after %s", what, time.Since(start).Round(100*time.Millisecond))
-			return
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("%s: not by the deadline; last seen: %s", what, last)
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // eventReasons lists the reasons of the events about an object.

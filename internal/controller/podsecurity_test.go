@@ -13,6 +13,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 )
 
@@ -29,7 +30,7 @@ func TestBuildNotAdmitted(t *testing.T) {
 	if err := c.Create(ctx, fn); err != nil {
 		t.Fatal(err)
 	}
-	eventually(ctx, t, "Ready=False, BuildNotAdmitted", func() string {
+	wait.Until(ctx, t, "Ready=False, BuildNotAdmitted", func() string {
 		mg := &v1alpha1.LambdaFunction{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
 			return err.Error()

@@ -22,6 +22,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
@@ -71,8 +72,8 @@ func startS3Server(t *testing.T) *s3Server {
 	s := &s3Server{addr: addr, client: c}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	eventually(ctx, t, "the S3 server takes a bucket", func() string {
-		return errString(c.MakeBucket(ctx, "functions", minio.MakeBucketOptions{}))
+	wait.Until(ctx, t, "the S3 server takes a bucket", func() string {
+		return wait.ErrString(c.MakeBucket(ctx, "functions", minio.MakeBucketOptions{}))
 	})
 	return s
 }
@@ -133,7 +134,7 @@ func TestS3Source(t *testing.T) {
 		mg.Spec.ForProvider.Source.S3.Prefix = nil
 		mg.Spec.ForProvider.Source.S3.Key = ptr(v1alpha1.RelativePath("missing.tar.gz"))
 	})
-	eventually(ctx, t, "the missing key is named", func() string {
+	wait.Until(ctx, t, "the missing key is named", func() string {
 		mg := &v1alpha1.LambdaFunction{}
 		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
 			return err.Error()

@@ -18,6 +18,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 )
 
 // BenchmarkConverge creates N image-source LambdaFunctions, plays Knative by
@@ -54,7 +55,7 @@ func converge(b *testing.B, n int) {
 		}
 	}
 	var allServices time.Duration
-	eventually(ctx, b, fmt.Sprintf("%d functions Ready", n), func() string {
+	wait.Until(ctx, b, fmt.Sprintf("%d functions Ready", n), func() string {
 		svcs := &servingv1.ServiceList{}
 		if err := c.List(ctx, svcs, client.InNamespace(ns)); err != nil {
 			return err.Error()
