@@ -72,16 +72,18 @@ tools:
 ## the XRDs in package/configuration.
 PLATFORM_CRDS := $(CACHE)/platform-crds
 generate: tools
-	rm -rf package/crds/*.yaml package/function/input/*.yaml $(PLATFORM_CRDS)
+	rm -rf package/crds/*.yaml package/function/input/*.yaml package/rbac/*.yaml $(PLATFORM_CRDS)
 	$(BIN)/controller-gen object:headerFile=cluster/tools/boilerplate.go.txt paths=./apis/... paths=./fn/input/...
 	$(BIN)/controller-gen crd:crdVersions=v1 paths=./apis/v1alpha1/... output:artifacts:config=package/crds
 	$(BIN)/controller-gen crd:crdVersions=v1 paths=./fn/input/... output:artifacts:config=package/function/input
 	$(BIN)/controller-gen crd:crdVersions=v1 paths=./apis/platform/... output:artifacts:config=$(PLATFORM_CRDS)
 	go run ./apis/platform/generate $(PLATFORM_CRDS) package/configuration
+	$(BIN)/controller-gen rbac:roleName=provider-knative-lambda,fileName=clusterrole.yaml paths=./internal/controller/... output:rbac:artifacts:config=package/rbac
+	$(BIN)/controller-gen rbac:roleName=provider-knative-lambda-secrets,fileName=secrets-clusterrole.yaml paths=./internal/clients/... output:rbac:artifacts:config=package/rbac
 	$(BIN)/angryjet generate-methodsets --header-file=cluster/tools/boilerplate.go.txt ./apis/...
 
 ## check-generated: fail when generated files differ from what make generate writes.
-GENERATED := ':(glob)apis/**/zz_generated*.go' ':(glob)fn/**/zz_generated*.go' package/crds package/function package/configuration
+GENERATED := ':(glob)apis/**/zz_generated*.go' ':(glob)fn/**/zz_generated*.go' package/crds package/function package/configuration package/rbac
 check-generated: generate
 	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
 		echo "generated files are stale; run make generate and commit:"; \
@@ -152,7 +154,7 @@ images:
 ## runtime images embedded, and the configuration package, built by the
 ## Crossplane CLI into _output. package/ holds the provider's files; the
 ## function's and the configuration's are in folders below it.
-PROVIDER_IGNORE := configuration/*.yaml,configuration/rbac/*.yaml,function/*.yaml,function/input/*.yaml
+PROVIDER_IGNORE := configuration/*.yaml,configuration/rbac/*.yaml,function/*.yaml,function/input/*.yaml,rbac/*.yaml
 xpkg: images crossplane
 	for arch in $(ARCHES); do \
 		out=$(OUTPUT)/linux_$$arch; \

@@ -67,6 +67,7 @@ func main() {
 	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *maxReconcileRate), ctrl.Options{
 		Scheme:                     s,
 		NewClient:                  clients.NewManagerClient,
+		Client:                     clients.ClientOptions(),
 		Cache:                      withSync(clients.ManagerCacheOptions(), *syncInterval),
 		Metrics:                    metricsserver.Options{BindAddress: *metricsAddr, ExtraHandlers: profiles(*profile)},
 		HealthProbeBindAddress:     *healthAddr,

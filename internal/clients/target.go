@@ -26,6 +26,7 @@ func TargetClients(mgr manager.Manager) NewClientFn {
 		c, err := cluster.New(cfg, func(o *cluster.Options) {
 			o.Scheme = s
 			o.Cache = TargetCacheOptions()
+			o.Client = ClientOptions()
 		})
 		if err != nil {
 			return nil, err

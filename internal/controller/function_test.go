@@ -266,21 +266,28 @@ func TestFunctionLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait.Until(ctx, t, "every object of the function is gone", func() string {
-		var left []string
-		for _, l := range []client.ObjectList{&servingv1.ServiceList{}, &eventingv1.TriggerList{}, &batchv1.JobList{}, &corev1.ConfigMapList{}} {
-			if err := c.List(ctx, l, ours(ns, "hello")...); err != nil {
-				return err.Error()
-			}
-			if n := apimeta.LenList(l); n > 0 {
-				left = append(left, fmt.Sprintf("%d %T", n, l))
-			}
-		}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(mg), &v1alpha1.LambdaFunction{}); err == nil {
-			left = append(left, "the LambdaFunction")
-		}
+		left := objectsLeft(ctx, c, ns, "hello")
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, &eventingv1.Broker{}); err == nil {
-			left = append(left, "the Broker it created")
+			left += ", the Broker it created"
 		}
-		return strings.Join(left, ", ")
+		return strings.TrimPrefix(left, ", ")
 	})
+}
+
+// objectsLeft names what is left of a function: the resource itself and the
+// objects made for it. Empty means nothing is.
+func objectsLeft(ctx context.Context, c client.Client, ns, name string) string {
+	var left []string
+	for _, l := range []client.ObjectList{&servingv1.ServiceList{}, &eventingv1.TriggerList{}, &batchv1.JobList{}, &corev1.ConfigMapList{}} {
+		if err := c.List(ctx, l, ours(ns, name)...); err != nil {
+			return err.Error()
+		}
+		if n := apimeta.LenList(l); n > 0 {
+			left = append(left, fmt.Sprintf("%d %T", n, l))
+		}
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &v1alpha1.LambdaFunction{}); err == nil {
+		left = append(left, "the LambdaFunction")
+	}
+	return strings.Join(left, ", ")
 }

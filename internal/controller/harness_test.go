@@ -91,6 +91,23 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // as a resolver that reaches the test's own git or S3 server.
 func startProviderWith(t testing.TB, change func(*dependencies)) *provider {
 	t.Helper()
+	return startProvider(t, providerOptions{change: change})
+}
+
+// providerOptions are what a test may set of the provider it runs.
+type providerOptions struct {
+	// as is whom the provider acts as; empty means a cluster administrator.
+	as rest.ImpersonationConfig
+	// log receives the provider's logs; nil discards them.
+	log logging.Logger
+	// change changes the provider's dependencies; nil keeps them.
+	change func(*dependencies)
+}
+
+// startProvider runs the provider in the test process, wired as cmd/provider
+// wires it.
+func startProvider(t testing.TB, po providerOptions) *provider {
+	t.Helper()
 	p := &provider{writes: &writeCounter{n: map[string]int{}}}
 	cfg := rest.CopyConfig(controlPlane.Config(t))
 	s, err := clients.ManagerScheme()
@@ -100,10 +117,12 @@ func startProviderWith(t testing.TB, change func(*dependencies)) *provider {
 	if p.kube, err = client.New(cfg, client.Options{Scheme: s}); err != nil {
 		t.Fatal(err)
 	}
+	cfg.Impersonate = po.as
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, writes: p.writes} })
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:    s,
 		NewClient: clients.NewManagerClient,
+		Client:    clients.ClientOptions(),
 		Cache:     clients.ManagerCacheOptions(),
 		Metrics:   metricsserver.Options{BindAddress: "0"},
 		// Each test runs its own provider in this one process.
@@ -112,8 +131,11 @@ func startProviderWith(t testing.TB, change func(*dependencies)) *provider {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if po.log == nil {
+		po.log = logging.NewNopLogger()
+	}
 	o := controller.Options{
-		Logger:                  logging.NewNopLogger(),
+		Logger:                  po.log,
 		GlobalRateLimiter:       ratelimiter.NewGlobal(100),
 		PollInterval:            testPoll,
 		MaxConcurrentReconciles: 2,
@@ -124,7 +146,9 @@ func startProviderWith(t testing.TB, change func(*dependencies)) *provider {
 		t.Fatal(err)
 	}
 	deps := workload.DefaultDependencies(mgr)
-	change(&deps)
+	if po.change != nil {
+		po.change(&deps)
+	}
 	if err := lambdacontroller.SetupGated(mgr, o, deps); err != nil {
 		t.Fatal(err)
 	}

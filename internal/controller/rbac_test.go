@@ -1,0 +1,293 @@
+package controller_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/rest"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+)
+
+const (
+	// rbacDir holds the generated ClusterRoles.
+	rbacDir = "../../package/rbac"
+	// providerRole is bound cluster-wide, secretsRole in each namespace the
+	// provider serves.
+	providerRole = "provider-knative-lambda"
+	secretsRole  = "provider-knative-lambda-secrets"
+)
+
+// providerIdentity is whom Crossplane runs the provider as: its service
+// account.
+var providerIdentity = rest.ImpersonationConfig{
+	UserName: "system:serviceaccount:crossplane-system:provider-knative-lambda",
+	Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:crossplane-system", "system:authenticated"},
+}
+
+// adminClient is a cluster administrator's client of the shared control
+// plane.
+func adminClient(t *testing.T) client.Client {
+	t.Helper()
+	s, err := clients.ManagerScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(controlPlane.Config(t), client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// grantProvider installs the generated ClusterRoles, binds the provider's to
+// its service account and the Secrets one in each of namespaces, as a
+// platform team would.
+func grantProvider(ctx context.Context, t *testing.T, c client.Client, namespaces ...string) {
+	t.Helper()
+	objs, err := local.ReadManifests(rbacDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 2 {
+		t.Fatalf("%s holds %d objects, want the provider's and the Secrets ClusterRole", rbacDir, len(objs))
+	}
+	for _, o := range objs {
+		if err := c.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	subjects := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "crossplane-system", Name: "provider-knative-lambda"}}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: providerRole},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: providerRole},
+		Subjects:   subjects,
+	}
+	if err := c.Create(ctx, crb); client.IgnoreAlreadyExists(err) != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range namespaces {
+		rb := &rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: secretsRole},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: secretsRole},
+			Subjects:   subjects,
+		}
+		if err := c.Create(ctx, rb); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestProviderRBAC runs the provider as its service account with nothing
+// but the generated roles, and takes a git function whose source needs
+// credentials from create to Ready to deleted. The same run checks that a
+// resource cannot make the provider read a Secret of another namespace,
+// and that no planted secret value shows in a spec, a status, an event, an
+// object the provider wrote or a line it logged.
+func TestProviderRBAC(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	admin := adminClient(t)
+	ns := newNamespace(ctx, t, admin, "rbac")
+	other := newNamespace(ctx, t, admin, "rbac-other")
+	grantProvider(ctx, t, admin, ns)
+	newProviderConfig(ctx, t, admin, ns)
+
+	planted := map[string]string{"password": "planted-" + rand.String(16), "stolen": "planted-" + rand.String(16)}
+	for _, s := range []*corev1.Secret{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "git-creds"}, StringData: map[string]string{"username": "lambda", "password": planted["password"]}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: other, Name: "stolen"}, StringData: map[string]string{"username": "lambda", "password": planted["stolen"]}},
+	} {
+		if err := admin.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	g := startGitServer(t)
+	logs := &syncBuffer{}
+	startProvider(t, providerOptions{
+		as:     providerIdentity,
+		log:    logging.NewLogrLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true))),
+		change: func(d *dependencies) { d.Sources.Git = g.resolver() },
+	})
+
+	fromGit := func(name, secret string) *v1alpha1.LambdaFunction {
+		fn := newFunction(ns, name, "")
+		fn.Spec.ForProvider.Source = v1alpha1.FunctionSource{Git: &v1alpha1.GitSource{
+			URL: "https://git.lambda.test/functions.git", Ref: "main",
+			SecretRef: &v1alpha1.LocalObjectReference{Name: v1alpha1.DNSSubdomain(secret)},
+		}}
+		if err := admin.Create(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+		return fn
+	}
+	fn := fromGit("guarded", "git-creds")
+	// The Secret this one names lives in another namespace: the provider
+	// looks for it in the resource's own, where it does not exist.
+	thief := fromGit("thief", "stolen")
+
+	job := waitJobs(ctx, t, admin, ns, fn.Name, 1)[0]
+	playact.FinishJob(ctx, t, admin, &job, 0, digestA)
+	svc := &servingv1.Service{}
+	wait.Until(ctx, t, "the Service exists", func() string {
+		return wait.ErrString(admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: fn.Name}, svc))
+	})
+	playact.MarkServiceReady(ctx, t, admin, svc)
+	waitCondition(ctx, t, admin, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+	waitCondition(ctx, t, admin, thief, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonSourceUnresolved, `Secret stolen: secrets "stolen" not found`)
+
+	// Everything the provider wrote or said while it worked, for the grep
+	// below.
+	var said []string
+	for _, mg := range []*v1alpha1.LambdaFunction{fn, thief} {
+		if err := admin.Get(ctx, client.ObjectKeyFromObject(mg), mg); err != nil {
+			t.Fatal(err)
+		}
+		said = append(said, asJSON(t, mg))
+	}
+	for _, n := range []string{ns, other} {
+		for _, l := range []client.ObjectList{&corev1.EventList{}, &corev1.ConfigMapList{}, &servingv1.ServiceList{}} {
+			if err := admin.List(ctx, l, client.InNamespace(n)); err != nil {
+				t.Fatal(err)
+			}
+			said = append(said, asJSON(t, l))
+		}
+	}
+	said = append(said, asJSON(t, jobs(ctx, t, admin, ns, fn.Name)))
+
+	for _, mg := range []*v1alpha1.LambdaFunction{fn, thief} {
+		if err := admin.Delete(ctx, mg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, mg := range []*v1alpha1.LambdaFunction{fn, thief} {
+		wait.Until(ctx, t, "every object of "+mg.Name+" is gone", func() string { return objectsLeft(ctx, admin, ns, mg.Name) })
+	}
+
+	said = append(said, logs.String())
+	if !strings.Contains(logs.String(), "thief") {
+		t.Fatal("the provider's log never names the resource whose Secret is missing: the grep below would prove nothing")
+	}
+	for what, v := range planted {
+		for _, s := range said {
+			if strings.Contains(s, v) {
+				t.Errorf("the %s Secret value appears in what the provider wrote or logged:\n%.400s", what, s[strings.Index(s, v)-min(strings.Index(s, v), 200):])
+			}
+		}
+	}
+}
+
+// TestProviderClusterRoleDenies asks the API server what the provider's
+// service account may do with the generated roles bound, for a sample of
+// what it must never do.
+func TestProviderClusterRoleDenies(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin := adminClient(t)
+	ns := newNamespace(ctx, t, admin, "rbac-served")
+	other := newNamespace(ctx, t, admin, "rbac-unserved")
+	grantProvider(ctx, t, admin, ns)
+
+	type ask struct {
+		reason                                 string
+		ns, group, resource, subresource, verb string
+		allowed                                bool
+	}
+	cases := []ask{
+		{reason: "The control: a Secret a resource names in a namespace it serves.", ns: ns, resource: "secrets", verb: "get", allowed: true},
+		{reason: "The control: Knative Services anywhere.", ns: other, group: "serving.knative.dev", resource: "services", verb: "create", allowed: true},
+		{reason: "Secrets of a namespace it does not serve.", ns: other, resource: "secrets", verb: "get"},
+		{reason: "Listing Secrets, even where it serves.", ns: ns, resource: "secrets", verb: "list"},
+		{reason: "Watching Secrets cluster-wide.", resource: "secrets", verb: "watch"},
+		{reason: "Writing Secrets.", ns: ns, resource: "secrets", verb: "create"},
+		{reason: "Exec into pods.", ns: ns, resource: "pods", subresource: "exec", verb: "create"},
+		{reason: "Creating pods directly.", ns: ns, resource: "pods", verb: "create"},
+		{reason: "Nodes.", resource: "nodes", verb: "get"},
+		{reason: "Listing nodes.", resource: "nodes", verb: "list"},
+		{reason: "Service account tokens.", ns: ns, resource: "serviceaccounts", subresource: "token", verb: "create"},
+		{reason: "Deleting namespaces.", resource: "namespaces", verb: "delete"},
+		{reason: "Granting itself more.", group: "rbac.authorization.k8s.io", resource: "clusterrolebindings", verb: "create"},
+		{reason: "Changing CRDs.", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", verb: "update"},
+	}
+	for _, a := range cases {
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:   providerIdentity.UserName,
+			Groups: providerIdentity.Groups,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: a.ns, Group: a.group, Resource: a.resource, Subresource: a.subresource, Verb: a.verb,
+			},
+		}}
+		if err := admin.Create(ctx, sar); err != nil {
+			t.Fatal(err)
+		}
+		if sar.Status.Allowed != a.allowed {
+			t.Errorf("%s\n%s %s/%s in %q: allowed %t, want %t", a.reason, a.verb, a.resource, a.subresource, a.ns, sar.Status.Allowed, a.allowed)
+		}
+	}
+}
+
+// waitCondition waits until a function's condition has a status, and the
+// reason and a message containing what is given, where given.
+func waitCondition(ctx context.Context, t *testing.T, c client.Client, fn *v1alpha1.LambdaFunction, ct xpv2.ConditionType, status corev1.ConditionStatus, reason xpv2.ConditionReason, msg string) {
+	t.Helper()
+	wait.Until(ctx, t, fmt.Sprintf("%s: %s=%s %s %q", fn.Name, ct, status, reason, msg), func() string {
+		mg := &v1alpha1.LambdaFunction{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
+			return err.Error()
+		}
+		got := mg.GetCondition(ct)
+		if got.Status != status || (reason != "" && got.Reason != reason) || !strings.Contains(got.Message, msg) {
+			return fmt.Sprintf("%s %s %q", got.Status, got.Reason, got.Message)
+		}
+		return ""
+	})
+}
+
+func asJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A syncBuffer is a buffer the provider's goroutines may log to at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
