@@ -18,7 +18,8 @@ const (
 	errStart      = "cannot start the local control plane"
 	errKubeconfig = "cannot write a kubeconfig for the local control plane"
 	errStop       = "cannot stop the local control plane"
-	errTempDir    = "cannot create etcd's data folder"
+	errTempDir    = "cannot create the control plane's data folders"
+	errRestart    = "cannot restart %s"
 )
 
 // Options of a local control plane.
@@ -77,9 +78,15 @@ func Start(_ context.Context, o Options) (*ControlPlane, error) {
 	if err := checkDisk(o.DataDir, o.MinFreeBytes); err != nil {
 		return nil, err
 	}
-	dataDir, err := os.MkdirTemp(o.DataDir, "lambda-etcd-")
+	dataDir, err := os.MkdirTemp(o.DataDir, "lambda-controlplane-")
 	if err != nil {
 		return nil, errors.Wrap(err, errTempDir)
+	}
+	for _, d := range []string{"etcd", "apiserver"} {
+		if err := os.Mkdir(filepath.Join(dataDir, d), 0o700); err != nil {
+			_ = os.RemoveAll(dataDir)
+			return nil, errors.Wrap(err, errTempDir)
+		}
 	}
 	launchDir, removeShims, err := deathsigShims(o.BinDir)
 	if err != nil {
@@ -96,11 +103,13 @@ func Start(_ context.Context, o Options) (*ControlPlane, error) {
 	}
 	// Paths, not just the folder: envtest prefers $KUBEBUILDER_ASSETS over
 	// its folder option, and these must be the binaries (or shims) chosen
-	// here.
-	etcd := &envtest.Etcd{DataDir: dataDir, Path: filepath.Join(launchDir, BinaryEtcd)}
+	// here. Both keep their folders in ours, so a restarted API server
+	// serves the same certificates and a restarted etcd the same data.
+	etcd := &envtest.Etcd{DataDir: filepath.Join(dataDir, "etcd"), Path: filepath.Join(launchDir, BinaryEtcd)}
 	env.ControlPlane.Etcd = etcd
 	api := env.ControlPlane.GetAPIServer()
 	api.Path = filepath.Join(launchDir, BinaryKubeAPIServer)
+	api.CertDir = filepath.Join(dataDir, "apiserver")
 	api.SecurePort = o.Port
 	if o.Out != nil {
 		etcd.Out, etcd.Err = o.Out, o.Out
@@ -125,7 +134,28 @@ func (c *ControlPlane) WriteKubeconfig(path string) error {
 	return errors.Wrap(os.WriteFile(path, c.env.KubeConfig, 0o600), errKubeconfig)
 }
 
-// Stop stops kube-apiserver and etcd and removes etcd's data.
+// RestartAPIServer stops kube-apiserver and starts it again on the same port
+// with the same certificates, as a control plane upgrade or a crash would.
+func (c *ControlPlane) RestartAPIServer() error {
+	api := c.env.ControlPlane.GetAPIServer()
+	return restart("kube-apiserver", api.Stop, api.Start)
+}
+
+// RestartEtcd stops etcd and starts it again on the same data, while
+// kube-apiserver keeps running.
+func (c *ControlPlane) RestartEtcd() error {
+	etcd := c.env.ControlPlane.Etcd
+	return restart("etcd", etcd.Stop, etcd.Start)
+}
+
+func restart(name string, stop, start func() error) error {
+	if err := stop(); err != nil {
+		return errors.Wrapf(err, errRestart, name)
+	}
+	return errors.Wrapf(start(), errRestart, name)
+}
+
+// Stop stops kube-apiserver and etcd and removes their data.
 func (c *ControlPlane) Stop() error {
 	err := c.env.Stop()
 	_ = os.RemoveAll(c.dataDir)

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
@@ -307,5 +308,46 @@ func TestNoOrphansWhenKilled(t *testing.T) {
 	}
 	if left := processesFrom(t, bin); len(left) > 0 {
 		t.Errorf("processes outlived the killed parent: %v", left)
+	}
+}
+
+// TestRestart restarts etcd, then kube-apiserver, and checks that the same
+// administrator's config still reaches what was written before either.
+func TestRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cp, err := Start(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := cp.Stop(); err != nil {
+			t.Errorf("Stop(): %v", err)
+		}
+	}()
+	c, err := client.New(cp.Config, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "kept"}, Data: map[string]string{"k": "v"}}
+	if err := c.Create(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct {
+		name    string
+		restart func() error
+	}{{"etcd", cp.RestartEtcd}, {"kube-apiserver", cp.RestartAPIServer}} {
+		name := r.name
+		if err := r.restart(); err != nil {
+			t.Fatalf("restart %s: %v", name, err)
+		}
+		got := &corev1.ConfigMap{}
+		// etcd comes back before kube-apiserver notices it is there.
+		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			return c.Get(ctx, client.ObjectKeyFromObject(cm), got) == nil, nil
+		})
+		if err != nil || got.Data["k"] != "v" {
+			t.Fatalf("after restarting %s: ConfigMap %v, %v; want what was written before", name, got.Data, err)
+		}
 	}
 }
