@@ -8,6 +8,8 @@ package playact
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"maps"
 	"time"
 
@@ -116,3 +118,28 @@ type T interface {
 	Helper()
 	Fatal(args ...any)
 }
+
+// Try runs a play outside a test and returns the error it stopped at, for
+// programs and loops that retry instead of failing.
+func Try(play func(T)) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			f, ok := r.(fatal)
+			if !ok {
+				panic(r)
+			}
+			err = f.err
+		}
+	}()
+	play(player{})
+	return nil
+}
+
+// A player is the T of Try: Fatal ends the play with an error.
+type player struct{}
+
+type fatal struct{ err error }
+
+func (player) Helper() {}
+
+func (player) Fatal(args ...any) { panic(fatal{err: errors.New(fmt.Sprint(args...))}) }

@@ -83,6 +83,16 @@ func (p *Process) Stop() {
 	}
 }
 
+// Kill kills the program at once, as a crash or an evicted pod would end it,
+// and waits until it is gone.
+func (p *Process) Kill() error {
+	if err := p.cmd.Process.Kill(); err != nil {
+		return err
+	}
+	<-p.Exited
+	return nil
+}
+
 // Usage reads what the program has cost so far.
 func (p *Process) Usage() (Usage, error) {
 	return ReadUsage(p.cmd.Process.Pid)

@@ -231,7 +231,7 @@ func finishBuilds(ctx context.Context, kube client.Client, w *watcher, finished 
 		}
 	}
 	return parallel(len(todo), func(i int) error {
-		return play(func(t playact.T) {
+		return playact.Try(func(t playact.T) {
 			playact.FinishJob(ctx, t, kube, todo[i], 0, "sha256:"+strings.Repeat("ab", 32))
 		})
 	})
@@ -251,37 +251,12 @@ func markServicesReady(ctx context.Context, kube client.Client, w *watcher) erro
 			if err := kube.Get(ctx, client.ObjectKeyFromObject(&svcs.Items[i]), svc); err != nil {
 				return err
 			}
-			err := play(func(t playact.T) { playact.MarkServiceReady(ctx, t, kube, svc) })
+			err := playact.Try(func(t playact.T) { playact.MarkServiceReady(ctx, t, kube, svc) })
 			if err == nil || !strings.Contains(err.Error(), "the object has been modified") {
 				return err
 			}
 		}
 	})
-}
-
-// A player is the playact.T of this benchmark: Fatal ends the play with an
-// error instead of a test.
-type player struct{}
-
-type playError struct{ err error }
-
-func (player) Helper() {}
-
-func (player) Fatal(args ...any) { panic(playError{err: errors.New(fmt.Sprint(args...))}) }
-
-// play runs one play and returns the error it stopped at.
-func play(fn func(playact.T)) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			pe, ok := r.(playError)
-			if !ok {
-				panic(r)
-			}
-			err = pe.err
-		}
-	}()
-	fn(player{})
-	return nil
 }
 
 // parallel runs fn for 0..n-1 on the workers and returns the first error.
