@@ -21,7 +21,7 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 # The local control plane and the tests find etcd and kube-apiserver here.
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build vet test fuzz run generate check-generated tools controlplane testservers kube-controller-manager crossplane crossplane-core images xpkg e2e peers bench clean
+.PHONY: all build vet test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager crossplane crossplane-core images xpkg e2e peers bench clean
 
 all: build vet
 
@@ -90,13 +90,21 @@ check-generated: generate
 		git status --porcelain -- $(GENERATED); exit 1; fi
 
 ## test: every test, against a real kube-apiserver and etcd.
-test: controlplane testservers crossplane xpkg
+test: controlplane kube-controller-manager testservers crossplane xpkg
 	go test -count=1 ./...
 
 ## e2e: Crossplane core, the function and the provider as processes against
 ## a local control plane, driving a claim and a v2 XR to Knative workloads.
 e2e: controlplane kube-controller-manager crossplane crossplane-core
 	go test -tags e2e -count=1 -v ./cluster/e2e
+
+## chaos: 300 LambdaFunctions converge while the provider is killed 10 times
+## and kube-apiserver and etcd restart, then are deleted while it is killed 3
+## times; prints the figures. make test runs a small one. CHAOS_FLAGS change
+## the size, such as -chaos.seed=N to replay a fault schedule.
+CHAOS_FLAGS ?= -chaos.functions=300 -chaos.kills=10 -chaos.delete-kills=3
+chaos: controlplane kube-controller-manager
+	go test -count=1 -v -timeout=60m -run='^TestChaos$$' ./cluster/chaos -args $(CHAOS_FLAGS)
 
 ## fuzz: each fuzz target for FUZZTIME; render may refuse any spec, never panic.
 FUZZTIME ?= 15s

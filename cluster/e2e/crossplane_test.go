@@ -46,13 +46,20 @@ func start(t *testing.T, name, kubeconfig string, args ...string) {
 	t.Helper()
 	logs := &bytes.Buffer{}
 	p, err := process.Start(name, args[0], process.Options{Env: []string{"KUBECONFIG=" + kubeconfig}, Out: logs}, args[1:]...)
+	stopAtEnd(t, p, err, logs)
+}
+
+// stopAtEnd stops a started process when the test ends, and shows its
+// output if the test failed.
+func stopAtEnd(t *testing.T, p *process.Process, err error, logs *bytes.Buffer) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		p.Stop()
 		if t.Failed() {
-			t.Logf("%s output:\n%s", name, tail(logs.String(), 8000))
+			t.Logf("%s output:\n%s", p.Name, tail(logs.String(), 8000))
 		}
 	})
 }

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -56,8 +57,9 @@ func TestCrossplane(t *testing.T) {
 	kube := apiClient(t, cp)
 	// Its garbage collector finishes the (foreground) deletions Crossplane
 	// starts; the test plays every other controller.
-	start(t, "kube-controller-manager", kubeconfig, bin(t, "kube-controller-manager"), "--kubeconfig="+kubeconfig,
-		"--controllers=garbagecollector", "--leader-elect=false", "--secure-port=0", "--use-service-account-credentials=false")
+	gcLogs := &bytes.Buffer{}
+	gc, err := local.StartGarbageCollector(filepath.Join(repo, ".cache", "bin"), kubeconfig, gcLogs)
+	stopAtEnd(t, gc, err, gcLogs)
 
 	create(ctx, t, kube, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: xpNamespace}})
 	core := bin(t, "crossplane-core")

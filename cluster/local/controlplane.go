@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -13,6 +14,10 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
+
+// restartTimeout is how long a restarted process may take to let go of its
+// address.
+const restartTimeout = 30 * time.Second
 
 const (
 	errStart      = "cannot start the local control plane"
@@ -99,7 +104,9 @@ func Start(_ context.Context, o Options) (*ControlPlane, error) {
 		CRDs:                     o.CRDs,
 		ErrorIfCRDPathMissing:    true,
 		ControlPlaneStartTimeout: 60 * time.Second,
-		ControlPlaneStopTimeout:  20 * time.Second,
+		// kube-apiserver drains requests for longer before it stops; a
+		// restart need not wait for that.
+		ControlPlaneStopTimeout: 5 * time.Second,
 	}
 	// Paths, not just the folder: envtest prefers $KUBEBUILDER_ASSETS over
 	// its folder option, and these must be the binaries (or shims) chosen
@@ -135,22 +142,35 @@ func (c *ControlPlane) WriteKubeconfig(path string) error {
 }
 
 // RestartAPIServer stops kube-apiserver and starts it again on the same port
-// with the same certificates, as a control plane upgrade or a crash would.
+// with the same certificates, as a crash or an upgrade would.
 func (c *ControlPlane) RestartAPIServer() error {
 	api := c.env.ControlPlane.GetAPIServer()
-	return restart("kube-apiserver", api.Stop, api.Start)
+	return restart("kube-apiserver", api.SecureServing.ListenAddr.HostPort(), api.Stop, api.Start)
 }
 
 // RestartEtcd stops etcd and starts it again on the same data, while
 // kube-apiserver keeps running.
 func (c *ControlPlane) RestartEtcd() error {
 	etcd := c.env.ControlPlane.Etcd
-	return restart("etcd", etcd.Stop, etcd.Start)
+	return restart("etcd", etcd.URL.Host, etcd.Stop, etcd.Start)
 }
 
-func restart(name string, stop, start func() error) error {
-	if err := stop(); err != nil {
-		return errors.Wrapf(err, errRestart, name)
+// restart stops a process that serves addr and starts it again. A process
+// that does not stop in time is killed, which is a restart too, so that is
+// not an error, unless it never lets go of its address.
+func restart(name, addr string, stop, start func() error) error {
+	stopped := stop()
+	deadline := time.Now().Add(restartTimeout)
+	for {
+		l, err := net.Listen("tcp", addr)
+		if err == nil {
+			_ = l.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			return errors.Wrapf(errors.Join(stopped, err), errRestart, name)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	return errors.Wrapf(start(), errRestart, name)
 }

@@ -32,7 +32,10 @@ func FinishJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, exit
 	lbls["batch.kubernetes.io/job-name"] = job.Name
 	lbls["job-name"] = job.Name
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, GenerateName: job.Name + "-", Labels: lbls},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: job.Namespace, GenerateName: job.Name + "-", Labels: lbls,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
+		},
 		Spec:       job.Spec.Template.Spec,
 	}
 	if err := c.Create(ctx, pod); err != nil {
