@@ -36,7 +36,7 @@ func FinishJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, exit
 			Namespace: job.Namespace, GenerateName: job.Name + "-", Labels: lbls,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
 		},
-		Spec:       job.Spec.Template.Spec,
+		Spec: job.Spec.Template.Spec,
 	}
 	if err := c.Create(ctx, pod); err != nil {
 		t.Fatal(err)
