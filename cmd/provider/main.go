@@ -32,6 +32,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/workload"
+	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
 func main() {
@@ -46,8 +47,11 @@ func main() {
 		metricsAddr             = app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint listens on.").Default(":8080").String()
 		healthAddr              = app.Flag("health-probe-bind-address", "Address the /healthz and /readyz endpoints listen on.").Default(":8081").String()
 		profile                 = app.Flag("profile", "Serve Go's pprof profiles under /debug/pprof/ on the metrics endpoint.").Bool()
+		denySourceCIDRs         = app.Flag("deny-source-cidr", "A network no git or S3 source may be in, such as the cluster's Service and pod networks; repeat for more. Loopback, link-local and the cluster's API server are always refused.").Strings()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
+	deny, err := source.ParseCIDRs(*denySourceCIDRs)
+	kingpin.FatalIfError(err, "Cannot parse --deny-source-cidr")
 
 	zl := zap.New(zap.UseDevMode(*debug))
 	log := logging.NewLogrLogger(zl.WithName("provider-knative-lambda"))
@@ -100,7 +104,7 @@ func main() {
 	}
 
 	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
-	kingpin.FatalIfError(lambdacontroller.SetupGated(mgr, o, workload.DefaultDependencies(mgr)), "Cannot set up the controllers")
+	kingpin.FatalIfError(lambdacontroller.SetupGated(mgr, o, workload.DefaultDependencies(mgr, deny...)), "Cannot set up the controllers")
 	log.Info("Starting", "sync", syncInterval.String(), "poll", pollInterval.String(), "max-reconcile-rate", *maxReconcileRate)
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start the controller manager")
 }

@@ -2,9 +2,13 @@ package source
 
 import (
 	"context"
+	"net"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestSafeDialerRefuses(t *testing.T) {
@@ -32,5 +36,61 @@ func TestSafeDialerRefuses(t *testing.T) {
 				t.Errorf("\n%s\ndial(%s): %v; want a refusal, not a network error", tc.reason, tc.addr, err)
 			}
 		})
+	}
+}
+
+// TestRefusingDialerAfterDNS resolves names to addresses a source must never
+// be at, as a hostile DNS record would, and checks each is refused.
+func TestRefusingDialerAfterDNS(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1")
+	cases := map[string]struct {
+		reason  string
+		ips     []string
+		deny    []netip.Prefix
+		refused bool
+	}{
+		"Metadata":       {reason: "A public name may point at the metadata service.", ips: []string{"169.254.169.254"}, refused: true},
+		"APIServer":      {reason: "A public name may point at the cluster's API server Service.", ips: []string{"10.96.0.1"}, refused: true},
+		"MappedLoopback": {reason: "An IPv4-mapped IPv6 loopback is loopback.", ips: []string{"::ffff:127.0.0.1"}, refused: true},
+		"OneOfMany":      {reason: "One bad address among good ones is enough to refuse.", ips: []string{"192.0.2.10", "127.0.0.1"}, refused: true},
+		"DeniedNetwork":  {reason: "A platform team may deny its pod network.", ips: []string{"10.244.3.7"}, deny: []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16")}, refused: true},
+		"NoAddress":      {reason: "A name with no address is not dialled.", ips: nil, refused: true},
+		"Allowed":        {reason: "The control: an address in no refused network is dialled.", ips: []string{"192.0.2.10"}, deny: []netip.Prefix{netip.MustParsePrefix("10.244.0.0/16")}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			lookup := func(context.Context, string) ([]net.IPAddr, error) {
+				out := make([]net.IPAddr, 0, len(tc.ips))
+				for _, ip := range tc.ips {
+					out = append(out, net.IPAddr{IP: net.ParseIP(ip)})
+				}
+				return out, nil
+			}
+			// 192.0.2.0/24 is for documentation: nothing answers there.
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			conn, err := RefusingDialer(lookup, tc.deny...)(ctx, "tcp", "git.example.com:443")
+			if conn != nil {
+				_ = conn.Close()
+			}
+			refused := err != nil && (strings.Contains(err.Error(), "refusing to connect") || strings.Contains(err.Error(), "resolves to no address"))
+			if refused != tc.refused {
+				t.Errorf("\n%s\ndial to %v: %v; refused %t, want %t", tc.reason, tc.ips, err, refused, tc.refused)
+			}
+		})
+	}
+}
+
+func TestParseCIDRs(t *testing.T) {
+	got, err := ParseCIDRs([]string{"10.96.0.0/12", "10.244.1.7/16", "fd00::/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []netip.Prefix{netip.MustParsePrefix("10.96.0.0/12"), netip.MustParsePrefix("10.244.0.0/16"), netip.MustParsePrefix("fd00::/8")}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b netip.Prefix) bool { return a == b })); diff != "" {
+		t.Errorf("ParseCIDRs(...): -want, +got:\n%s", diff)
+	}
+	if _, err := ParseCIDRs([]string{"10.96.0.0"}); err == nil || !strings.Contains(err.Error(), `"10.96.0.0"`) {
+		t.Errorf("ParseCIDRs(an address without a prefix length): %v; want an error naming it", err)
 	}
 }

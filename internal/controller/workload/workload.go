@@ -5,6 +5,7 @@ package workload
 
 import (
 	"context"
+	"net/netip"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -81,11 +82,12 @@ type Dependencies struct {
 }
 
 // DefaultDependencies are the provider's: target clients cached per
-// credential set, and git and S3 reached only through the safe dialer.
-func DefaultDependencies(mgr ctrl.Manager) Dependencies {
+// credential set, and git and S3 reached only through the safe dialer, which
+// also refuses the networks in deny.
+func DefaultDependencies(mgr ctrl.Manager, deny ...netip.Prefix) Dependencies {
 	return Dependencies{
 		Targets: clients.NewCache(mgr.GetClient(), clients.TargetClients(mgr)),
-		Sources: source.NewResolver(source.HTTPClient(source.SafeDialer())),
+		Sources: source.NewResolver(source.HTTPClient(source.SafeDialer(deny...))),
 	}
 }
 
