@@ -6,7 +6,9 @@ import xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 // Ready condition, composite resources on Reconciling or Stalled.
 // SourceUnresolved says the source as specified cannot be resolved (a ref or
 // object that does not exist); SourceUnreachable that its server did not
-// answer, which may pass.
+// answer, which may pass. SecretMissing and BrokerMissing say the workload
+// refers to a Secret or Broker that does not exist in its namespace, so it is
+// not deployed (nor is a running one changed) until it does.
 const (
 	ReasonBuilding          xpv2.ConditionReason = "Building"
 	ReasonBuildFailed       xpv2.ConditionReason = "BuildFailed"
@@ -16,4 +18,6 @@ const (
 	ReasonInvalid           xpv2.ConditionReason = "InvalidSpec"
 	ReasonSourceUnresolved  xpv2.ConditionReason = "SourceUnresolved"
 	ReasonSourceUnreachable xpv2.ConditionReason = "SourceUnreachable"
+	ReasonSecretMissing     xpv2.ConditionReason = "SecretMissing"
+	ReasonBrokerMissing     xpv2.ConditionReason = "BrokerMissing"
 )

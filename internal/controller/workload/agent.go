@@ -40,6 +40,9 @@ func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (ma
 		mg.SetConditions(notReady(mg, v1alpha1.ReasonInvalid, err.Error()))
 		return managed.ExternalObservation{}, errors.Wrap(err, errRender)
 	}
+	if reason, msg, err := c.unmet(ctx, objs); err != nil || msg != "" {
+		return held(mg, reason, msg, err)
+	}
 	c.desired = objs.All()
 	st, err := c.observe(ctx, c.desired)
 	if err != nil {

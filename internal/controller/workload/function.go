@@ -82,11 +82,8 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 		err := c.kube.Get(ctx, client.ObjectKeyFromObject(objs.BuildJob), job)
 		if kerrors.IsNotFound(err) {
 			if msg, err := c.buildNotAdmitted(ctx); err != nil || msg != "" {
-				if msg != "" {
-					mg.SetConditions(notReady(mg, v1alpha1.ReasonBuildNotAdmitted, msg))
-				}
 				// Nothing to do until the namespace admits the build.
-				return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, err
+				return held(mg, v1alpha1.ReasonBuildNotAdmitted, msg, err)
 			}
 			// This identity was never built: Create or Update starts its
 			// build, and the Service keeps its last image meanwhile.
@@ -133,6 +130,9 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 		}
 	}
 
+	if reason, msg, err := c.unmet(ctx, objs); err != nil || msg != "" {
+		return held(mg, reason, msg, err)
+	}
 	c.desired, c.prune = objs.All(), true
 	st, err := c.observe(ctx, c.desired)
 	if err != nil {
