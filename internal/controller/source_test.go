@@ -25,12 +25,20 @@ func TestSourceErrorsClassified(t *testing.T) {
 	// Each resolves a spec that cannot be resolved however often one tries.
 	cases := map[string]func() error{
 		"GitRefMissing": func() error { _, err := g.resolver().Resolve(ctx, repo, "no-such-branch", nil); return err },
+		"GitRepositoryMissing": func() error {
+			_, err := g.resolver().Resolve(ctx, "https://git.lambda.test/nothing.git", "main", nil)
+			return err
+		},
 		"GitNotHTTPS": func() error {
 			_, err := g.resolver().Resolve(ctx, "ssh://git.lambda.test/functions.git", "main", nil)
 			return err
 		},
 		"S3KeyMissing": func() error {
 			_, err := s3.resolver().Resolve(ctx, source.S3Location{Endpoint: "http://minio.storage:9000", Bucket: "functions", Key: "fns/missing.tar.gz"}, creds)
+			return err
+		},
+		"S3AccessDenied": func() error {
+			_, err := s3.resolver().Resolve(ctx, source.S3Location{Endpoint: "http://minio.storage:9000", Bucket: "functions", Key: "fns/a.tar.gz"}, nil)
 			return err
 		},
 		"S3PrefixEmpty": func() error {

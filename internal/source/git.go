@@ -63,7 +63,13 @@ func (r *GitResolver) Resolve(ctx context.Context, url, ref string, creds *Crede
 	defer sess.Close() //nolint:errcheck // Nothing was sent that could fail to finish.
 	adv, err := sess.AdvertisedReferencesContext(ctx)
 	if err != nil {
-		return "", errors.Wrapf(err, errFmtAdvertised, url)
+		err = errors.Wrapf(err, errFmtAdvertised, url)
+		// A server that says the repository is not there, or not for these
+		// credentials, will say so again until a user changes something.
+		if errors.Is(err, transport.ErrRepositoryNotFound) || errors.Is(err, transport.ErrAuthenticationRequired) || errors.Is(err, transport.ErrAuthorizationFailed) {
+			return "", unresolvable(err)
+		}
+		return "", err
 	}
 	refs, err := adv.AllReferences()
 	if err != nil {

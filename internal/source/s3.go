@@ -82,13 +82,13 @@ func (r *S3Resolver) Resolve(ctx context.Context, loc S3Location, creds *S3Crede
 			return "", unresolvable(errors.Errorf(errFmtS3NoObject, loc.Bucket, loc.Key))
 		}
 		if err != nil {
-			return "", errors.Wrapf(err, errFmtS3Stat, loc.Bucket, loc.Key)
+			return "", s3Failed(err, errFmtS3Stat, loc.Bucket, loc.Key)
 		}
 		objects = append(objects, object(info))
 	} else {
 		for info := range s3.ListObjects(ctx, loc.Bucket, minio.ListObjectsOptions{Prefix: loc.Prefix, Recursive: true}) {
 			if info.Err != nil {
-				return "", errors.Wrapf(info.Err, errFmtS3List, loc.Bucket, loc.Prefix)
+				return "", s3Failed(info.Err, errFmtS3List, loc.Bucket, loc.Prefix)
 			}
 			objects = append(objects, object(info))
 		}
@@ -99,6 +99,18 @@ func (r *S3Resolver) Resolve(ctx context.Context, loc S3Location, creds *S3Crede
 	slices.Sort(objects)
 	h := sha256.Sum256([]byte(strings.Join(objects, "\n")))
 	return hex.EncodeToString(h[:]), nil
+}
+
+// s3Failed wraps what S3 answered. A refusal of these credentials (access
+// denied, an unknown key, a wrong signature) will be the answer until a user
+// changes them; anything else may pass.
+func s3Failed(err error, format string, args ...any) error {
+	code := minio.ToErrorResponse(err).StatusCode
+	err = errors.Wrapf(err, format, args...)
+	if code == http.StatusForbidden || code == http.StatusUnauthorized {
+		return unresolvable(err)
+	}
+	return err
 }
 
 // object is the identity of one object: its key, ETag and version.
