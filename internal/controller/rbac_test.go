@@ -11,11 +11,14 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/rest"
+	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -28,6 +31,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
 const (
@@ -157,6 +161,16 @@ func TestProviderRBAC(t *testing.T) {
 	playact.MarkServiceReady(ctx, t, admin, svc)
 	waitCondition(ctx, t, admin, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
 	waitCondition(ctx, t, admin, thief, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonSourceUnresolved, `Secret stolen: secrets "stolen" not found`)
+
+	// Everything a resource makes is in its own namespace.
+	for _, l := range []client.ObjectList{&servingv1.ServiceList{}, &eventingv1.BrokerList{}, &eventingv1.TriggerList{}, &batchv1.JobList{}, &corev1.ConfigMapList{}} {
+		if err := admin.List(ctx, l, client.InNamespace(other), client.MatchingLabels{render.LabelManagedBy: render.ManagedBy}); err != nil {
+			t.Fatal(err)
+		}
+		if n := apimeta.LenList(l); n > 0 {
+			t.Errorf("the provider wrote %d %T in namespace %s, where no resource of it lives", n, l, other)
+		}
+	}
 
 	// Everything the provider wrote or said while it worked, for the grep
 	// below.
