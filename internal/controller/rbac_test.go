@@ -136,10 +136,10 @@ func TestProviderRBAC(t *testing.T) {
 		change: func(d *dependencies) { d.Sources.Git = g.resolver() },
 	})
 
-	fromGit := func(name, secret string) *v1alpha1.LambdaFunction {
+	fromGit := func(name, ref, secret string) *v1alpha1.LambdaFunction {
 		fn := newFunction(ns, name, "")
 		fn.Spec.ForProvider.Source = v1alpha1.FunctionSource{Git: &v1alpha1.GitSource{
-			URL: "https://git.lambda.test/functions.git", Ref: "main",
+			URL: "https://git.lambda.test/functions.git", Ref: ref,
 			SecretRef: &v1alpha1.LocalObjectReference{Name: v1alpha1.DNSSubdomain(secret)},
 		}}
 		if err := admin.Create(ctx, fn); err != nil {
@@ -147,10 +147,13 @@ func TestProviderRBAC(t *testing.T) {
 		}
 		return fn
 	}
-	fn := fromGit("guarded", "git-creds")
+	fn := fromGit("guarded", "main", "git-creds")
 	// The Secret this one names lives in another namespace: the provider
 	// looks for it in the resource's own, where it does not exist.
-	thief := fromGit("thief", "stolen")
+	thief := fromGit("thief", "main", "stolen")
+	// An error path, where a leak would most likely be: the credentials are
+	// used, and the ref does not exist.
+	wrongRef := fromGit("wrong-ref", "no-such-branch", "git-creds")
 
 	job := waitJobs(ctx, t, admin, ns, fn.Name, 1)[0]
 	playact.FinishJob(ctx, t, admin, &job, 0, digestA)
@@ -161,6 +164,7 @@ func TestProviderRBAC(t *testing.T) {
 	playact.MarkServiceReady(ctx, t, admin, svc)
 	waitCondition(ctx, t, admin, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
 	waitCondition(ctx, t, admin, thief, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonSourceUnresolved, `Secret stolen: secrets "stolen" not found`)
+	waitCondition(ctx, t, admin, wrongRef, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonSourceUnresolved, `no branch or tag "no-such-branch"`)
 
 	// Everything a resource makes is in its own namespace.
 	for _, l := range []client.ObjectList{&servingv1.ServiceList{}, &eventingv1.BrokerList{}, &eventingv1.TriggerList{}, &batchv1.JobList{}, &corev1.ConfigMapList{}} {
@@ -175,7 +179,7 @@ func TestProviderRBAC(t *testing.T) {
 	// Everything the provider wrote or said while it worked, for the grep
 	// below.
 	var said []string
-	for _, mg := range []*v1alpha1.LambdaFunction{fn, thief} {
+	for _, mg := range []*v1alpha1.LambdaFunction{fn, thief, wrongRef} {
 		if err := admin.Get(ctx, client.ObjectKeyFromObject(mg), mg); err != nil {
 			t.Fatal(err)
 		}
@@ -191,12 +195,12 @@ func TestProviderRBAC(t *testing.T) {
 	}
 	said = append(said, asJSON(t, jobs(ctx, t, admin, ns, fn.Name)))
 
-	for _, mg := range []*v1alpha1.LambdaFunction{fn, thief} {
+	for _, mg := range []*v1alpha1.LambdaFunction{fn, thief, wrongRef} {
 		if err := admin.Delete(ctx, mg); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, mg := range []*v1alpha1.LambdaFunction{fn, thief} {
+	for _, mg := range []*v1alpha1.LambdaFunction{fn, thief, wrongRef} {
 		wait.Until(ctx, t, "every object of "+mg.Name+" is gone", func() string { return objectsLeft(ctx, admin, ns, mg.Name) })
 	}
 
