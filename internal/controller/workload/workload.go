@@ -158,6 +158,11 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 		// short can safely be tried again.
 		managed.WithInitializers(),
 		managed.WithDeterministicExternalName(true),
+		// The grace period guards APIs that create under a new name each
+		// time; here a second create applies the same objects again, which
+		// changes nothing. Without it a resource deleted within 30 s of its
+		// last create (a build started) waits out the rest.
+		managed.WithCreationGracePeriod(0),
 	}
 	if o.MetricOptions != nil {
 		opts = append(opts, managed.WithMetricRecorder(o.MetricOptions.MRMetrics))
