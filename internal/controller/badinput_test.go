@@ -52,17 +52,7 @@ func TestSemanticBadInput(t *testing.T) {
 	if err := c.Create(ctx, running); err != nil {
 		t.Fatal(err)
 	}
-	job := waitJobs(ctx, t, c, ns, running.Name, 1)[0]
-	playact.FinishJob(ctx, t, c, &job, 0, digestA)
-	svc := &servingv1.Service{}
-	wait.Until(ctx, t, "the running function's Service", func() string {
-		return wait.ErrString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: running.Name}, svc))
-	})
-	playact.MarkServiceReady(ctx, t, c, svc)
-	waitCondition(ctx, t, c, running, xpv2.TypeReady, corev1.ConditionTrue, "", "")
-	if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
-		t.Fatal(err)
-	}
+	svc := buildToReady(ctx, t, c, running)
 	before := svc.ResourceVersion
 
 	for _, o := range []client.Object{

@@ -155,14 +155,7 @@ func TestProviderRBAC(t *testing.T) {
 	// used, and the ref does not exist.
 	wrongRef := fromGit("wrong-ref", "no-such-branch", "git-creds")
 
-	job := waitJobs(ctx, t, admin, ns, fn.Name, 1)[0]
-	playact.FinishJob(ctx, t, admin, &job, 0, digestA)
-	svc := &servingv1.Service{}
-	wait.Until(ctx, t, "the Service exists", func() string {
-		return wait.ErrString(admin.Get(ctx, client.ObjectKey{Namespace: ns, Name: fn.Name}, svc))
-	})
-	playact.MarkServiceReady(ctx, t, admin, svc)
-	waitCondition(ctx, t, admin, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+	buildToReady(ctx, t, admin, fn)
 	waitCondition(ctx, t, admin, thief, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonSourceUnresolved, `Secret stolen: secrets "stolen" not found`)
 	waitCondition(ctx, t, admin, wrongRef, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonSourceUnresolved, `no branch or tag "no-such-branch"`)
 
@@ -264,6 +257,24 @@ func TestProviderClusterRoleDenies(t *testing.T) {
 			t.Errorf("%s\n%s %s/%s in %q: allowed %t, want %t", a.reason, a.verb, a.resource, a.subresource, a.ns, sar.Status.Allowed, a.allowed)
 		}
 	}
+}
+
+// buildToReady plays a function's one build to success and its Service to
+// Ready, waits until the function is Ready, and returns its Service.
+func buildToReady(ctx context.Context, t *testing.T, c client.Client, fn *v1alpha1.LambdaFunction) *servingv1.Service {
+	t.Helper()
+	job := waitJobs(ctx, t, c, fn.Namespace, fn.Name, 1)[0]
+	playact.FinishJob(ctx, t, c, &job, 0, digestA)
+	svc := &servingv1.Service{}
+	wait.Until(ctx, t, fn.Name+"'s Service exists", func() string {
+		return wait.ErrString(c.Get(ctx, client.ObjectKeyFromObject(fn), svc))
+	})
+	playact.MarkServiceReady(ctx, t, c, svc)
+	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+	if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }
 
 // waitCondition waits until a function's condition has a status, and the
