@@ -389,6 +389,19 @@ func TestRunFunction(t *testing.T) {
 				results:    []*fnv1.Result{warning("BuildFailed", "build hello-build-1 failed: exit 1")},
 			},
 		},
+		"ManagedSecretMissing": {
+			reason:   "A managed resource held for a Secret that does not exist stalls the XR: only a user can create it.",
+			input:    managedInput,
+			xr:       lambdaXR(t, helloSpec, ""),
+			observed: map[string]*fnv1.Resource{"LambdaFunction/hello": {Resource: mr(`{"atProvider":{"phase":"Pending"},"conditions":[{"type":"Ready","status":"False","reason":"SecretMissing","message":"Secret regcred (image pull secret) does not exist in namespace apps","lastTransitionTime":"2026-11-22T08:00:00Z"}]}`)}},
+			want: want{
+				composed:   composedOf(composedAs("LambdaFunction", testName, false)),
+				status:     `{"phase":"Failed"}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: stalledConditions("SecretMissing", "Secret regcred (image pull secret) does not exist in namespace apps"),
+				results:    []*fnv1.Result{warning("SecretMissing", "Secret regcred (image pull secret) does not exist in namespace apps")},
+			},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
