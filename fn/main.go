@@ -35,7 +35,7 @@ func main() {
 	// Git and S3 servers are reached only through the dialer that refuses
 	// loopback, link-local and metadata addresses and the API server, as in
 	// the provider.
-	fn := &Function{log: log, sources: source.NewResolver(source.HTTPClient(source.SafeDialer(deny...)))}
+	fn := &Function{log: log, sources: source.NewResolver(source.HTTPClient(source.SafeDialer(source.Policy{Deny: deny})))}
 	kingpin.FatalIfError(function.Serve(fn,
 		function.Listen(*network, *address),
 		function.MTLSCertificates(*tlsCertsDir),

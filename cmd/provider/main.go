@@ -47,11 +47,14 @@ func main() {
 		metricsAddr             = app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint listens on.").Default(":8080").String()
 		healthAddr              = app.Flag("health-probe-bind-address", "Address the /healthz and /readyz endpoints listen on.").Default(":8081").String()
 		profile                 = app.Flag("profile", "Serve Go's pprof profiles under /debug/pprof/ on the metrics endpoint.").Bool()
-		denySourceCIDRs         = app.Flag("deny-source-cidr", "A network no git or S3 source may be in, such as the cluster's Service and pod networks; repeat for more. Loopback, link-local and the cluster's API server are always refused.").Strings()
+		denySourceCIDRs         = app.Flag("deny-source-cidr", "A network no git or S3 source or target cluster may be in, such as the cluster's Service and pod networks; repeat for more. Loopback, link-local, cloud metadata and the cluster's API server are always refused.").Strings()
+		allowTargetCIDRs        = app.Flag("allow-target-cidr", "A network a kubeconfig's target cluster may be in although it would be refused, such as 127.0.0.0/8 for a provider run outside a cluster against a local API server; repeat for more. Never set it for a provider that runs in a cluster.").Strings()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
 	deny, err := source.ParseCIDRs(*denySourceCIDRs)
 	kingpin.FatalIfError(err, "Cannot parse --deny-source-cidr")
+	allowTargets, err := source.ParseCIDRs(*allowTargetCIDRs)
+	kingpin.FatalIfError(err, "Cannot parse --allow-target-cidr")
 
 	zl := zap.New(zap.UseDevMode(*debug))
 	log := logging.NewLogrLogger(zl.WithName("provider-knative-lambda"))
@@ -104,7 +107,7 @@ func main() {
 	}
 
 	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
-	kingpin.FatalIfError(lambdacontroller.SetupGated(mgr, o, workload.DefaultDependencies(mgr, deny...)), "Cannot set up the controllers")
+	kingpin.FatalIfError(lambdacontroller.SetupGated(mgr, o, workload.DefaultDependencies(mgr, deny, allowTargets)), "Cannot set up the controllers")
 	log.Info("Starting", "sync", syncInterval.String(), "poll", pollInterval.String(), "max-reconcile-rate", *maxReconcileRate)
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start the controller manager")
 }

@@ -1,18 +1,17 @@
 package clients
 
 import (
+	"context"
 	"crypto/sha256"
 	"sync"
+	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
 const (
@@ -20,36 +19,97 @@ const (
 	errNewClient  = "cannot create a client for the target cluster"
 )
 
-// TargetScheme knows every kind the provider writes to a target cluster.
-func TargetScheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, servingv1.AddToScheme, eventingv1.AddToScheme} {
-		if err := add(s); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
+// Bounds of the target clients a Cache keeps.
+const (
+	// DefaultIdle is how long a target client nobody asked for is kept. Every
+	// resource asks at each poll, so only a client no resource uses any more
+	// stays unused this long.
+	DefaultIdle = 10 * time.Minute
+	// DefaultMaxTargets is how many target clients run at once; the least
+	// recently used one is stopped to make room.
+	DefaultMaxTargets = 64
+)
 
-// A NewClientFn makes a client for a target cluster.
-type NewClientFn func(cfg *rest.Config) (client.Client, error)
+// A NewClientFn makes a client for a target cluster whose informers run
+// until ctx is done.
+type NewClientFn func(ctx context.Context, cfg *rest.Config) (client.Client, error)
 
 // A Cache hands out one client per credential set. A client per reconcile
 // costs memory, CPU and discovery calls for nothing (provider-kubernetes
-// issue #541).
+// issue #541); a client kept forever costs informers for every kubeconfig
+// ever seen. So a client is stopped when the Secret it was made from
+// changes, when nobody asked for it for a while, and when more are running
+// than the cache holds.
 type Cache struct {
 	// local is the client of the cluster the provider runs in.
 	local client.Client
 	// newClient makes a client for a kubeconfig's cluster.
 	newClient NewClientFn
+	// dial connects to every target cluster a kubeconfig names.
+	dial source.DialContextFn
+	idle time.Duration
+	max  int
+	now  func() time.Time
 
-	mu     sync.Mutex
-	remote map[[sha256.Size]byte]client.Client
+	mu sync.Mutex
+	// ctx ends every target's informers when the cache stops.
+	ctx    context.Context
+	cancel context.CancelFunc
+	remote map[[sha256.Size]byte]*target
+	// secrets are the credential set each Secret held when last read.
+	secrets map[string][sha256.Size]byte
 }
 
-// NewCache returns a cache whose InjectedIdentity client is local.
-func NewCache(local client.Client, newClient NewClientFn) *Cache {
-	return &Cache{local: local, newClient: newClient, remote: map[[sha256.Size]byte]client.Client{}}
+// A target is one running target client.
+type target struct {
+	client   client.Client
+	stop     context.CancelFunc
+	lastUsed time.Time
+	// secrets that hold its credentials.
+	secrets map[string]bool
+}
+
+// A CacheOption changes a Cache.
+type CacheOption func(*Cache)
+
+// WithIdle stops a target client nobody asked for in d.
+func WithIdle(d time.Duration) CacheOption { return func(c *Cache) { c.idle = d } }
+
+// WithMaxTargets keeps at most n target clients running.
+func WithMaxTargets(n int) CacheOption { return func(c *Cache) { c.max = n } }
+
+// WithClock reads the time from now.
+func WithClock(now func() time.Time) CacheOption { return func(c *Cache) { c.now = now } }
+
+// NewCache returns a cache whose InjectedIdentity client is local and whose
+// target clusters are dialled through dial.
+func NewCache(local client.Client, newClient NewClientFn, dial source.DialContextFn, o ...CacheOption) *Cache {
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Cache{
+		local: local, newClient: newClient, dial: dial,
+		idle: DefaultIdle, max: DefaultMaxTargets, now: time.Now,
+		ctx: ctx, cancel: cancel,
+		remote: map[[sha256.Size]byte]*target{}, secrets: map[string][sha256.Size]byte{},
+	}
+	for _, fn := range o {
+		fn(c)
+	}
+	return c
+}
+
+// Start stops every target client when ctx is done, so a manager that runs
+// the cache stops the informers with itself.
+func (c *Cache) Start(ctx context.Context) error {
+	<-ctx.Done()
+	c.cancel()
+	return nil
+}
+
+// Running is how many target clients run.
+func (c *Cache) Running() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.remote)
 }
 
 // For returns the client of a provider config's target cluster.
@@ -60,17 +120,78 @@ func (c *Cache) For(cfg Config) (client.Client, error) {
 	key := sha256.Sum256(cfg.Kubeconfig)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if kc, ok := c.remote[key]; ok {
-		return kc, nil
+	now := c.now()
+	c.release(now, cfg.Secret, key)
+	if t, ok := c.remote[key]; ok {
+		t.lastUsed = now
+		t.secrets[cfg.Secret] = true
+		return t.client, nil
 	}
-	rc, err := clientcmd.RESTConfigFromKubeConfig(cfg.Kubeconfig)
+	rc, err := TargetConfig(cfg.Kubeconfig)
 	if err != nil {
 		return nil, errors.Wrap(err, errKubeconfig)
 	}
-	kc, err := c.newClient(rc)
+	rc.Dial = c.dial
+	if len(c.remote) >= c.max {
+		c.stopLeastRecentlyUsed()
+	}
+	ctx, stop := context.WithCancel(c.ctx)
+	kc, err := c.newClient(ctx, rc)
 	if err != nil {
+		stop()
 		return nil, errors.Wrap(err, errNewClient)
 	}
-	c.remote[key] = kc
+	c.remote[key] = &target{client: kc, stop: stop, lastUsed: now, secrets: map[string]bool{cfg.Secret: true}}
 	return kc, nil
+}
+
+// release stops the clients nobody asked for within the idle time, and the
+// one a Secret held before it changed to key, unless another Secret holds
+// the same credentials.
+func (c *Cache) release(now time.Time, secret string, key [sha256.Size]byte) {
+	for k, t := range c.remote {
+		if now.Sub(t.lastUsed) > c.idle {
+			c.stop(k)
+		}
+	}
+	was, ok := c.secrets[secret]
+	c.secrets[secret] = key
+	if !ok || was == key {
+		return
+	}
+	if t, ok := c.remote[was]; ok {
+		delete(t.secrets, secret)
+		if len(t.secrets) == 0 {
+			c.stop(was)
+		}
+	}
+}
+
+// stopLeastRecentlyUsed makes room for one more client.
+func (c *Cache) stopLeastRecentlyUsed() {
+	var (
+		oldest [sha256.Size]byte
+		at     time.Time
+	)
+	for k, t := range c.remote {
+		if at.IsZero() || t.lastUsed.Before(at) {
+			oldest, at = k, t.lastUsed
+		}
+	}
+	c.stop(oldest)
+}
+
+// stop ends a target client's informers and forgets it.
+func (c *Cache) stop(key [sha256.Size]byte) {
+	t, ok := c.remote[key]
+	if !ok {
+		return
+	}
+	t.stop()
+	delete(c.remote, key)
+	for s := range t.secrets {
+		if c.secrets[s] == key {
+			delete(c.secrets, s)
+		}
+	}
 }

@@ -28,6 +28,9 @@ const (
 type Config struct {
 	// Kubeconfig of the target cluster; nil means the provider's own.
 	Kubeconfig []byte
+	// Secret the kubeconfig was read from, as namespace/name/key: when it
+	// changes, the client of what it held before is stopped.
+	Secret string
 
 	Defaults render.Defaults
 }
@@ -82,6 +85,6 @@ func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged)
 	if !ok || len(kc) == 0 {
 		return Config{}, errors.Errorf(errFmtNoSecretKey, secretNS, secretRef.Name, secretRef.Key)
 	}
-	cfg.Kubeconfig = kc
+	cfg.Kubeconfig, cfg.Secret = kc, secretNS+"/"+secretRef.Name+"/"+secretRef.Key
 	return cfg, nil
 }

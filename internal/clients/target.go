@@ -1,29 +1,72 @@
 package clients
 
 import (
+	"context"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
-const errRunTargetCache = "cannot run the target cluster's cache"
+const (
+	errRunTargetCache = "cannot run the target cluster's cache"
+	errHTTPClient     = "cannot make an HTTP client for the target cluster"
+	errReach          = "cannot reach the target cluster's API server"
+)
+
+// TargetScheme knows every kind the provider writes to a target cluster.
+func TargetScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, servingv1.AddToScheme, eventingv1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// A Manager is the part of a controller manager target clients follow: its
+// request rate and its logger.
+type Manager interface {
+	GetConfig() *rest.Config
+	GetLogger() logr.Logger
+}
 
 // TargetClients makes clients for remote target clusters that work as the
 // manager's own does for the provider's cluster. Reads come from informers,
-// so a steady-state reconcile lists nothing; the manager runs them and
-// stops them with itself. Requests are limited to the manager's rate, not
-// client-go's default of 5 per second.
-func TargetClients(mgr manager.Manager) NewClientFn {
-	return func(cfg *rest.Config) (client.Client, error) {
+// so a steady-state reconcile lists nothing; they run until the Cache that
+// asked for them stops them. Requests are limited to the manager's rate, not
+// client-go's default of 5 per second. A cluster that cannot be reached, or
+// whose address the dialer refuses, is an error at once, not informers that
+// retry in the background while every read waits.
+func TargetClients(mgr Manager) NewClientFn {
+	return func(ctx context.Context, cfg *rest.Config) (client.Client, error) {
 		s, err := TargetScheme()
 		if err != nil {
 			return nil, err
 		}
 		cfg.QPS, cfg.Burst = mgr.GetConfig().QPS, mgr.GetConfig().Burst
+		hc, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			return nil, errors.Wrap(err, errHTTPClient)
+		}
+		dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, hc)
+		if err != nil {
+			return nil, errors.Wrap(err, errHTTPClient)
+		}
+		if _, err := dc.ServerVersion(); err != nil {
+			return nil, errors.Wrap(err, errReach)
+		}
 		c, err := cluster.New(cfg, func(o *cluster.Options) {
+			o.HTTPClient = hc
 			o.Scheme = s
 			o.Cache = TargetCacheOptions()
 			o.Client = ClientOptions()
@@ -31,10 +74,11 @@ func TargetClients(mgr manager.Manager) NewClientFn {
 		if err != nil {
 			return nil, err
 		}
-		// A manager that has started starts what is added at once.
-		if err := mgr.Add(c); err != nil {
-			return nil, errors.Wrap(err, errRunTargetCache)
-		}
+		go func() {
+			if err := c.Start(ctx); err != nil {
+				mgr.GetLogger().Error(err, errRunTargetCache, "host", cfg.Host)
+			}
+		}()
 		return c.GetClient(), nil
 	}
 }

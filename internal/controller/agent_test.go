@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,7 +154,9 @@ func TestRemoteTarget(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p := startProviderWith(t, keep)
+	// The remote API server is on loopback, which only a provider told so
+	// may reach.
+	p := startProvider(t, providerOptions{allowTargets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
 	c := p.kube
 	ns := newNamespace(ctx, t, c, "remote")
 	if err := rc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {

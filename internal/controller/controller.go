@@ -12,8 +12,12 @@ import (
 
 // SetupGated adds every controller; each starts once its CRDs exist, so the
 // provider can start before Crossplane (with safe-start) installs them. The
-// managed resource controllers share deps.
+// managed resource controllers share deps, whose target clients stop with
+// the manager.
 func SetupGated(mgr ctrl.Manager, o controller.Options, deps workload.Dependencies) error {
+	if err := mgr.Add(deps.Targets); err != nil {
+		return err
+	}
 	for _, setup := range []func(ctrl.Manager, controller.Options) error{
 		config.SetupGated,
 		func(m ctrl.Manager, o controller.Options) error {

@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
@@ -102,6 +103,9 @@ type providerOptions struct {
 	log logging.Logger
 	// change changes the provider's dependencies; nil keeps them.
 	change func(*dependencies)
+	// allowTargets are networks target clusters may be in despite the
+	// dialer, as --allow-target-cidr sets them.
+	allowTargets []netip.Prefix
 }
 
 // startProvider runs the provider in the test process, wired as cmd/provider
@@ -145,7 +149,7 @@ func startProvider(t testing.TB, po providerOptions) *provider {
 	if err := customresourcesgate.Setup(mgr, o); err != nil {
 		t.Fatal(err)
 	}
-	deps := workload.DefaultDependencies(mgr)
+	deps := workload.DefaultDependencies(mgr, nil, po.allowTargets)
 	if po.change != nil {
 		po.change(&deps)
 	}

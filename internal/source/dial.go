@@ -6,13 +6,14 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 )
 
 const (
-	errFmtRefused = "refusing to connect to %s (%s): loopback, link-local, unspecified and metadata addresses are never source locations"
+	errFmtRefused = "refusing to connect to %s (%s): loopback, link-local, unspecified and cloud metadata addresses are never sources or target clusters"
 	errFmtDenied  = "refusing to connect to %s (%s): it is the cluster's API server or in a network the provider is told to refuse (--deny-source-cidr)"
 	errFmtNoAddr  = "%s resolves to no address"
 	errFmtCIDR    = "cannot parse %q as a CIDR"
@@ -24,20 +25,41 @@ type DialContextFn func(ctx context.Context, network, addr string) (net.Conn, er
 // A LookupFn resolves a host name, as net.Resolver.LookupIPAddr does.
 type LookupFn func(ctx context.Context, host string) ([]net.IPAddr, error)
 
-// SafeDialer is RefusingDialer with the system's resolver.
-func SafeDialer(deny ...netip.Prefix) DialContextFn {
-	return RefusingDialer(net.DefaultResolver.LookupIPAddr, deny...)
+// A Policy says which addresses, besides the ones always refused, may not
+// be dialled, and which may be despite that.
+type Policy struct {
+	// Deny are networks refused besides loopback, link-local, unspecified
+	// and metadata addresses and the cluster's API server.
+	Deny []netip.Prefix
+	// Allow are networks dialled even though they would be refused. Only a
+	// platform admin sets it, for a provider run outside a cluster against
+	// an API server on loopback.
+	Allow []netip.Prefix
+}
+
+// metadataAddresses are cloud metadata services outside the link-local
+// range: AWS's IPv6 IMDS, Alibaba Cloud's, and Azure's wire server.
+var metadataAddresses = []netip.Addr{
+	netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("100.100.100.200"),
+	netip.MustParseAddr("168.63.129.16"),
+}
+
+// SafeDialer is RefusingDialer with the system's resolver and dialer.
+func SafeDialer(p Policy) DialContextFn {
+	return RefusingDialer(net.DefaultResolver.LookupIPAddr, (&net.Dialer{Timeout: 10 * time.Second}).DialContext, p)
 }
 
 // RefusingDialer resolves a host itself and refuses addresses that a source
-// location must never be: the node's loopback, link-local addresses (cloud
-// metadata services among them), unspecified ones, the cluster's API server
-// as a pod sees it (KUBERNETES_SERVICE_HOST), and any in deny. It checks
-// after DNS, so a name that resolves to such an address is refused too, and
-// dials the address it checked, so the name cannot resolve elsewhere then.
-func RefusingDialer(lookup LookupFn, deny ...netip.Prefix) DialContextFn {
-	d := &net.Dialer{Timeout: 10 * time.Second}
-	deny = append(deny, apiServerService()...)
+// location or target cluster must never be at: the node's loopback,
+// link-local addresses (cloud metadata services among them) and the other
+// metadata addresses, unspecified ones, the cluster's API server as a pod
+// sees it (KUBERNETES_SERVICE_HOST), and any the policy denies, unless the
+// policy allows them. It checks after DNS, so a name that resolves to such
+// an address is refused too, and dials the address it checked, so the name
+// cannot resolve elsewhere then.
+func RefusingDialer(lookup LookupFn, dial DialContextFn, p Policy) DialContextFn {
+	p.Deny = append(slices.Clip(p.Deny), apiServerService()...)
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
@@ -51,29 +73,36 @@ func RefusingDialer(lookup LookupFn, deny ...netip.Prefix) DialContextFn {
 			return nil, errors.Errorf(errFmtNoAddr, host)
 		}
 		for _, ip := range ips {
-			if err := refused(host, ip.IP, deny); err != nil {
+			if err := p.refused(host, ip.IP); err != nil {
 				return nil, err
 			}
 		}
-		return d.DialContext(ctx, network, net.JoinHostPort(ips[0].IP.String(), port))
+		return dial(ctx, network, net.JoinHostPort(ips[0].IP.String(), port))
 	}
 }
 
-// refused says why a source may not be at ip, if it may not.
-func refused(host string, ip net.IP, deny []netip.Prefix) error {
-	if ip.IsLoopback() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() || ip.IsUnspecified() {
-		return errors.Errorf(errFmtRefused, host, ip)
-	}
+// refused says why nothing may be dialled at ip, if it may not.
+func (p Policy) refused(host string, ip net.IP) error {
 	a, ok := netip.AddrFromSlice(ip)
 	if !ok {
 		return errors.Errorf(errFmtRefused, host, ip)
 	}
-	for _, p := range deny {
-		if p.Contains(a.Unmap()) {
-			return errors.Errorf(errFmtDenied, host, ip)
-		}
+	a = a.Unmap()
+	if in(a, p.Allow) {
+		return nil
+	}
+	if a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsUnspecified() || slices.Contains(metadataAddresses, a) {
+		return errors.Errorf(errFmtRefused, host, ip)
+	}
+	if in(a, p.Deny) {
+		return errors.Errorf(errFmtDenied, host, ip)
 	}
 	return nil
+}
+
+// in is true when one of the networks holds a.
+func in(a netip.Addr, networks []netip.Prefix) bool {
+	return slices.ContainsFunc(networks, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
 // apiServerService is the address a pod reaches the cluster's API server

@@ -82,12 +82,13 @@ type Dependencies struct {
 }
 
 // DefaultDependencies are the provider's: target clients cached per
-// credential set, and git and S3 reached only through the safe dialer, which
-// also refuses the networks in deny.
-func DefaultDependencies(mgr ctrl.Manager, deny ...netip.Prefix) Dependencies {
+// credential set, and git and S3 servers and target clusters reached only
+// through the safe dialer, which also refuses the networks in deny. Target
+// clusters may be in allowTargets even where the dialer refuses them.
+func DefaultDependencies(mgr ctrl.Manager, deny, allowTargets []netip.Prefix) Dependencies {
 	return Dependencies{
-		Targets: clients.NewCache(mgr.GetClient(), clients.TargetClients(mgr)),
-		Sources: source.NewResolver(source.HTTPClient(source.SafeDialer(deny...))),
+		Targets: clients.NewCache(mgr.GetClient(), clients.TargetClients(mgr), source.SafeDialer(source.Policy{Deny: deny, Allow: allowTargets})),
+		Sources: source.NewResolver(source.HTTPClient(source.SafeDialer(source.Policy{Deny: deny}))),
 	}
 }
 

@@ -69,7 +69,8 @@ func ours(bin, metricsAddr string) contender {
 		name: "provider-knative-lambda",
 		bin:  bin,
 		args: func(string) ([]string, []string, error) {
-			return []string{"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=127.0.0.1:0", "--profile"}, nil, nil
+			// The target cluster is the local control plane, on loopback.
+			return []string{"--metrics-bind-address=" + metricsAddr, "--health-probe-bind-address=127.0.0.1:0", "--profile", "--allow-target-cidr=127.0.0.0/8"}, nil, nil
 		},
 		metricsURL: "http://" + metricsAddr + "/metrics",
 		pprofURL:   "http://" + metricsAddr + "/debug/pprof/",
