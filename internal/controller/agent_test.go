@@ -25,6 +25,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
 func newAgent(ns, name string, pc xpv2.ProviderConfigReference, eventing *v1alpha1.AgentEventing) *v1alpha1.LambdaAgent {
@@ -84,7 +85,7 @@ func TestAgentForwards(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "support"}, svc); err != nil {
 			return err.Error()
 		}
-		return wait.ErrString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "support-tickets"}, &eventingv1.Trigger{}))
+		return wait.ErrString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: render.TriggerName(v1alpha1.LambdaAgentKind, "support", "tickets", "subscription/tickets")}, &eventingv1.Trigger{}))
 	})
 	if svc.Spec.Template.Annotations["autoscaling.knative.dev/min-scale"] != "1" {
 		t.Errorf("an agent is not kept warm: min-scale %q", svc.Spec.Template.Annotations["autoscaling.knative.dev/min-scale"])
@@ -101,14 +102,14 @@ func TestAgentForwards(t *testing.T) {
 		}
 		return ""
 	})
-	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "support-escalations-0"}, &eventingv1.Trigger{}); err == nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: render.TriggerName(v1alpha1.LambdaAgentKind, "support", "escalations-0", "forward/escalations/0")}, &eventingv1.Trigger{}); err == nil {
 		t.Error("a forward Trigger exists before its Broker has an address")
 	}
 
 	addr := setBrokerAddress(ctx, t, c, ns, "supervisor")
 	wait.Until(ctx, t, "the forward delivers to the supervisor's Broker address", func() string {
 		tr := &eventingv1.Trigger{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "support-escalations-0"}, tr); err != nil {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: render.TriggerName(v1alpha1.LambdaAgentKind, "support", "escalations-0", "forward/escalations/0")}, tr); err != nil {
 			return err.Error()
 		}
 		if tr.Spec.Subscriber.URI == nil || tr.Spec.Subscriber.URI.String() != addr {

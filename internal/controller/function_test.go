@@ -124,7 +124,7 @@ func TestFunctionLifecycle(t *testing.T) {
 		}
 		return ""
 	})
-	for _, o := range []client.Object{&eventingv1.Broker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}, &eventingv1.Trigger{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hello-orders"}}} {
+	for _, o := range []client.Object{&eventingv1.Broker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "default"}}, &eventingv1.Trigger{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: render.TriggerName(v1alpha1.LambdaFunctionKind, "hello", "orders", "trigger/orders")}}} {
 		wait.Until(ctx, t, "the "+o.GetName()+" eventing object exists", func() string {
 			if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
 				return err.Error()

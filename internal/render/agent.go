@@ -121,7 +121,7 @@ func Agent(in AgentInput) (*Objects, error) {
 				filters[k] = v
 			}
 		}
-		sub := subscription{name: string(s.Name), filters: filters, delivery: s.Delivery}
+		sub := subscription{name: string(s.Name), key: "subscription/" + string(s.Name), filters: filters, delivery: s.Delivery}
 		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, serviceSubscriber(in.Name)))
 	}
 	for _, f := range eventing.Forwards {
@@ -131,7 +131,7 @@ func Agent(in AgentInput) (*Objects, error) {
 			continue
 		}
 		for i, t := range f.EventTypes {
-			sub := subscription{name: string(f.Name) + "-" + strconv.Itoa(i), filters: map[string]string{"type": t}}
+			sub := subscription{name: string(f.Name) + "-" + strconv.Itoa(i), key: "forward/" + string(f.Name) + "/" + strconv.Itoa(i), filters: map[string]string{"type": t}}
 			out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, dest))
 		}
 	}

@@ -59,7 +59,10 @@ func broker(namespace string, b *v1alpha1.Broker) *eventingv1.Broker {
 
 // A subscription is one Trigger's worth of a workload's eventing.
 type subscription struct {
-	name     string
+	name string
+	// key is unique among the workload's subscriptions, whatever their
+	// names.
+	key      string
 	filters  map[string]string
 	delivery *v1alpha1.Delivery
 }
@@ -71,7 +74,7 @@ func trigger(kind, namespace, name, brokerName string, s subscription, fallback 
 		TypeMeta: metav1.TypeMeta{APIVersion: eventingv1.SchemeGroupVersion.String(), Kind: "Trigger"},
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: namespace,
-			Name:      TriggerName(name, s.name),
+			Name:      TriggerName(kind, name, s.name, s.key),
 			Labels:    labels(kind, name, ComponentEventing),
 		},
 		Spec: eventingv1.TriggerSpec{

@@ -92,7 +92,7 @@ func Function(in FunctionInput) (*Objects, error) {
 		serviceAccountName: spec.ServiceAccountName, pullSecrets: pullSecrets, meta: spec.Workload,
 	}.service()
 	for _, t := range eventing.Triggers {
-		s := subscription{name: string(t.Name), filters: t.Filters, delivery: t.Delivery}
+		s := subscription{name: string(t.Name), key: "trigger/" + string(t.Name), filters: t.Filters, delivery: t.Delivery}
 		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, BrokerName(eventing.Broker), s, eventing.Delivery, serviceSubscriber(in.Name)))
 	}
 	return out, nil

@@ -1,6 +1,10 @@
 package render
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )
 
@@ -47,7 +51,23 @@ func BuildName(name, identity string) string {
 	return name + "-build-" + identity[:identityPrefixLen]
 }
 
-// TriggerName names the Trigger of a function trigger or agent subscription.
-func TriggerName(name, trigger string) string {
-	return name + "-" + trigger
+// triggerHashLen is how many hex digits of a hash end a Trigger's name.
+const triggerHashLen = 8
+
+// maxNameLen is the longest name of an object render makes.
+const maxNameLen = 63
+
+// TriggerName names one Trigger of a resource. Its readable part joins the
+// resource's name and the Trigger's with '-', which alone would collide:
+// function a's trigger b-c and function a-b's trigger c, an agent's
+// subscription f-0 and its forward f's first type, a function and an agent
+// of one name. So it ends with a hash of the resource's kind and name and of
+// the Trigger's key, which is unique among the resource's Triggers.
+func TriggerName(kind, name, trigger, key string) string {
+	h := sha256.Sum256([]byte(kind + "\x00" + name + "\x00" + key))
+	readable := name + "-" + trigger
+	if max := maxNameLen - 1 - triggerHashLen; len(readable) > max {
+		readable = strings.TrimRight(readable[:max], "-")
+	}
+	return readable + "-" + hex.EncodeToString(h[:])[:triggerHashLen]
 }
