@@ -19,7 +19,7 @@ const (
 // stallReasons are the managed resource's Ready reasons that need a user.
 var stallReasons = map[xpv2.ConditionReason]bool{
 	v1alpha1.ReasonBuildFailed: true, v1alpha1.ReasonBuildNotAdmitted: true, v1alpha1.ReasonInvalid: true, v1alpha1.ReasonSourceUnresolved: true,
-	v1alpha1.ReasonSecretMissing: true, v1alpha1.ReasonBrokerMissing: true,
+	v1alpha1.ReasonSecretMissing: true, v1alpha1.ReasonBrokerMissing: true, v1alpha1.ReasonNameConflict: true,
 }
 
 // managed composes one LambdaFunction or LambdaAgent with the composite's

@@ -8,7 +8,9 @@ import xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 // object that does not exist); SourceUnreachable that its server did not
 // answer, which may pass. SecretMissing and BrokerMissing say the workload
 // refers to a Secret or Broker that does not exist in its namespace, so it is
-// not deployed (nor is a running one changed) until it does.
+// not deployed (nor is a running one changed) until it does. NameConflict
+// says an object the workload would write exists and is not its own, so
+// nothing is applied until the name is free.
 const (
 	ReasonBuilding          xpv2.ConditionReason = "Building"
 	ReasonBuildFailed       xpv2.ConditionReason = "BuildFailed"
@@ -20,4 +22,5 @@ const (
 	ReasonSourceUnreachable xpv2.ConditionReason = "SourceUnreachable"
 	ReasonSecretMissing     xpv2.ConditionReason = "SecretMissing"
 	ReasonBrokerMissing     xpv2.ConditionReason = "BrokerMissing"
+	ReasonNameConflict      xpv2.ConditionReason = "NameConflict"
 )

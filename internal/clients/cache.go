@@ -30,9 +30,19 @@ const (
 	DefaultMaxTargets = 64
 )
 
+// A Target is how the provider reaches one target cluster.
+type Target struct {
+	// Client reads from informers, which see only the provider's own
+	// Jobs, pods and ConfigMaps.
+	client.Client
+	// Uncached reads from the API server, for what informers cannot
+	// answer: whether an object that is not the provider's exists.
+	Uncached client.Reader
+}
+
 // A NewClientFn makes a client for a target cluster whose informers run
 // until ctx is done.
-type NewClientFn func(ctx context.Context, cfg *rest.Config) (client.Client, error)
+type NewClientFn func(ctx context.Context, cfg *rest.Config) (Target, error)
 
 // A Cache hands out one client per credential set. A client per reconcile
 // costs memory, CPU and discovery calls for nothing (provider-kubernetes
@@ -41,8 +51,8 @@ type NewClientFn func(ctx context.Context, cfg *rest.Config) (client.Client, err
 // changes, when nobody asked for it for a while, and when more are running
 // than the cache holds.
 type Cache struct {
-	// local is the client of the cluster the provider runs in.
-	local client.Client
+	// local is the cluster the provider runs in.
+	local Target
 	// newClient makes a client for a kubeconfig's cluster.
 	newClient NewClientFn
 	// dial connects to every target cluster a kubeconfig names.
@@ -62,7 +72,7 @@ type Cache struct {
 
 // A target is one running target client.
 type target struct {
-	client   client.Client
+	client   Target
 	stop     context.CancelFunc
 	lastUsed time.Time
 	// secrets that hold its credentials.
@@ -83,7 +93,7 @@ func WithClock(now func() time.Time) CacheOption { return func(c *Cache) { c.now
 
 // NewCache returns a cache whose InjectedIdentity client is local and whose
 // target clusters are dialled through dial.
-func NewCache(local client.Client, newClient NewClientFn, dial source.DialContextFn, o ...CacheOption) *Cache {
+func NewCache(local Target, newClient NewClientFn, dial source.DialContextFn, o ...CacheOption) *Cache {
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cache{
 		local: local, newClient: newClient, dial: dial,
@@ -113,7 +123,7 @@ func (c *Cache) Running() int {
 }
 
 // For returns the client of a provider config's target cluster.
-func (c *Cache) For(cfg Config) (client.Client, error) {
+func (c *Cache) For(cfg Config) (Target, error) {
 	if cfg.Kubeconfig == nil {
 		return c.local, nil
 	}
@@ -129,7 +139,7 @@ func (c *Cache) For(cfg Config) (client.Client, error) {
 	}
 	rc, err := TargetConfig(cfg.Kubeconfig)
 	if err != nil {
-		return nil, errors.Wrap(err, errKubeconfig)
+		return Target{}, errors.Wrap(err, errKubeconfig)
 	}
 	rc.Dial = c.dial
 	if len(c.remote) >= c.max {
@@ -139,7 +149,7 @@ func (c *Cache) For(cfg Config) (client.Client, error) {
 	kc, err := c.newClient(ctx, rc)
 	if err != nil {
 		stop()
-		return nil, errors.Wrap(err, errNewClient)
+		return Target{}, errors.Wrap(err, errNewClient)
 	}
 	c.remote[key] = &target{client: kc, stop: stop, lastUsed: now, secrets: map[string]bool{cfg.Secret: true}}
 	return kc, nil

@@ -32,17 +32,18 @@ func newClientLog() *clientLog {
 	return &clientLog{made: map[string]int{}, running: map[client.Client]context.Context{}}
 }
 
-func (l *clientLog) newClient(ctx context.Context, cfg *rest.Config) (client.Client, error) {
+func (l *clientLog) newClient(ctx context.Context, cfg *rest.Config) (Target, error) {
 	l.made[cfg.Host]++
 	c := fake.NewClientBuilder().Build()
 	l.running[c] = ctx
-	return c, nil
+	return Target{Client: c, Uncached: c}, nil
 }
 
-func (l *clientLog) stopped(c client.Client) bool { return l.running[c].Err() != nil }
+func (l *clientLog) stopped(c Target) bool { return l.running[c.Client].Err() != nil }
 
 func TestCacheOneClientPerCredentials(t *testing.T) {
-	local := fake.NewClientBuilder().Build()
+	kc := fake.NewClientBuilder().Build()
+	local := Target{Client: kc, Uncached: kc}
 	l := newClientLog()
 	c := NewCache(local, l.newClient, nil)
 	if got, err := c.For(Config{}); err != nil || got != local {
@@ -75,7 +76,7 @@ func TestCacheOneClientPerCredentials(t *testing.T) {
 func TestCacheReleases(t *testing.T) {
 	now := time.Unix(0, 0)
 	clock := func() time.Time { return now }
-	get := func(t *testing.T, c *Cache, host, secret string) client.Client {
+	get := func(t *testing.T, c *Cache, host, secret string) Target {
 		t.Helper()
 		kc, err := c.For(Config{Kubeconfig: kubeconfigFor(host), Secret: secret})
 		if err != nil {
@@ -86,7 +87,7 @@ func TestCacheReleases(t *testing.T) {
 
 	t.Run("SecretChanges", func(t *testing.T) {
 		l := newClientLog()
-		c := NewCache(nil, l.newClient, nil, WithClock(clock))
+		c := NewCache(Target{}, l.newClient, nil, WithClock(clock))
 		old := get(t, c, "a.example.com", "ns/edge/kubeconfig")
 		shared := get(t, c, "a.example.com", "other/edge/kubeconfig")
 		if old != shared {
@@ -107,7 +108,7 @@ func TestCacheReleases(t *testing.T) {
 
 	t.Run("Idle", func(t *testing.T) {
 		l := newClientLog()
-		c := NewCache(nil, l.newClient, nil, WithClock(clock), WithIdle(time.Minute))
+		c := NewCache(Target{}, l.newClient, nil, WithClock(clock), WithIdle(time.Minute))
 		unused := get(t, c, "a.example.com", "ns/a/kubeconfig")
 		used := get(t, c, "b.example.com", "ns/b/kubeconfig")
 		now = now.Add(50 * time.Second)
@@ -124,7 +125,7 @@ func TestCacheReleases(t *testing.T) {
 
 	t.Run("Full", func(t *testing.T) {
 		l := newClientLog()
-		c := NewCache(nil, l.newClient, nil, WithClock(clock), WithMaxTargets(2))
+		c := NewCache(Target{}, l.newClient, nil, WithClock(clock), WithMaxTargets(2))
 		oldest := get(t, c, "a.example.com", "ns/a/kubeconfig")
 		now = now.Add(time.Second)
 		get(t, c, "b.example.com", "ns/b/kubeconfig")
@@ -142,7 +143,7 @@ func TestCacheReleases(t *testing.T) {
 
 	t.Run("Stop", func(t *testing.T) {
 		l := newClientLog()
-		c := NewCache(nil, l.newClient, nil)
+		c := NewCache(Target{}, l.newClient, nil)
 		kc := get(t, c, "a.example.com", "ns/a/kubeconfig")
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

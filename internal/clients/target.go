@@ -10,7 +10,6 @@ import (
 	"k8s.io/client-go/rest"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -48,22 +47,22 @@ type Manager interface {
 // whose address the dialer refuses, is an error at once, not informers that
 // retry in the background while every read waits.
 func TargetClients(mgr Manager) NewClientFn {
-	return func(ctx context.Context, cfg *rest.Config) (client.Client, error) {
+	return func(ctx context.Context, cfg *rest.Config) (Target, error) {
 		s, err := TargetScheme()
 		if err != nil {
-			return nil, err
+			return Target{}, err
 		}
 		cfg.QPS, cfg.Burst = mgr.GetConfig().QPS, mgr.GetConfig().Burst
 		hc, err := rest.HTTPClientFor(cfg)
 		if err != nil {
-			return nil, errors.Wrap(err, errHTTPClient)
+			return Target{}, errors.Wrap(err, errHTTPClient)
 		}
 		dc, err := discovery.NewDiscoveryClientForConfigAndClient(cfg, hc)
 		if err != nil {
-			return nil, errors.Wrap(err, errHTTPClient)
+			return Target{}, errors.Wrap(err, errHTTPClient)
 		}
 		if _, err := dc.ServerVersion(); err != nil {
-			return nil, errors.Wrap(err, errReach)
+			return Target{}, errors.Wrap(err, errReach)
 		}
 		c, err := cluster.New(cfg, func(o *cluster.Options) {
 			o.HTTPClient = hc
@@ -72,13 +71,13 @@ func TargetClients(mgr Manager) NewClientFn {
 			o.Client = ClientOptions()
 		})
 		if err != nil {
-			return nil, err
+			return Target{}, err
 		}
 		go func() {
 			if err := c.Start(ctx); err != nil {
 				mgr.GetLogger().Error(err, errRunTargetCache, "host", cfg.Host)
 			}
 		}()
-		return c.GetClient(), nil
+		return Target{Client: c.GetClient(), Uncached: c.GetAPIReader()}, nil
 	}
 }

@@ -2,22 +2,28 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
 // TestKubeconfigRefused plays a team that may write ProviderConfigs and
@@ -104,5 +110,115 @@ current-context: target
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the kubeconfig's credential plugin ran inside the provider")
+	}
+}
+
+// TestNameConflict plays a team that names a resource after an object it
+// did not create: a Service someone else made, another kind's Service, a
+// build's ConfigMap made ahead of the build. Each resource must end not
+// Ready with NameConflict naming the object, and the object must be left
+// as it was; before, server-side apply with forced ownership took it over.
+func TestNameConflict(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, c, ns := newScene(ctx, t, "conflict", keep)
+	image := func(name string) *v1alpha1.LambdaFunction {
+		fn := newFunction(ns, name, "")
+		fn.Spec.ForProvider = v1alpha1.LambdaFunctionParameters{Source: v1alpha1.FunctionSource{Image: &v1alpha1.ImageSource{Repository: "ghcr.io/acme/fn", Tag: ptr(v1alpha1.ImageTag("v1"))}}}
+		return fn
+	}
+
+	// A Service someone else made, and a function named after it.
+	theirs := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken", Labels: map[string]string{"team": "payments"}}}
+	theirs.Spec.Template.Spec.Containers = []corev1.Container{{Image: "ghcr.io/payments/api:v3"}}
+	if err := c.Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, image("taken")); err != nil {
+		t.Fatal(err)
+	}
+
+	// A function that runs, and an agent of the same name.
+	twin := image("twin")
+	if err := c.Create(ctx, twin); err != nil {
+		t.Fatal(err)
+	}
+	svc := &servingv1.Service{}
+	wait.Until(ctx, t, "the function twin's Service exists", func() string {
+		return wait.ErrString(c.Get(ctx, client.ObjectKeyFromObject(twin), svc))
+	})
+	if err := c.Create(ctx, newAgent(ns, "twin", xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "default"}, nil)); err != nil {
+		t.Fatal(err)
+	}
+
+	// A built function whose build ConfigMap someone made first. Its
+	// provider config comes last, so the build's name is known before the
+	// provider can act.
+	built := newFunction(ns, "built", "def handler(event, context):\n    return event\n")
+	built.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "later"}
+	if err := c.Create(ctx, built); err != nil {
+		t.Fatal(err)
+	}
+	pc := &v1alpha1.ProviderConfig{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, pc); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(built), built); err != nil {
+		t.Fatal(err)
+	}
+	objs, err := render.Function(render.FunctionInput{Namespace: ns, Name: built.Name, Spec: built.Spec.ForProvider, Defaults: render.BuildDefaults(pc.Spec.Build)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	planted := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: objs.BuildContext.Name}, Data: map[string]string{"Dockerfile": "FROM attacker/image\n"}}
+	if err := c.Create(ctx, planted); err != nil {
+		t.Fatal(err)
+	}
+	later := &v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "later"}, Spec: pc.Spec}
+	if err := c.Create(ctx, later); err != nil {
+		t.Fatal(err)
+	}
+
+	waitCondition(ctx, t, c, image("taken"), xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonNameConflict, "Service taken exists and was not created by this provider")
+	waitCondition(ctx, t, c, built, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonNameConflict, "ConfigMap "+planted.Name+" exists and was not created by this provider")
+	wait.Until(ctx, t, "the agent twin says its Service belongs to the function twin", func() string {
+		mg := &v1alpha1.LambdaAgent{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "twin"}, mg); err != nil {
+			return err.Error()
+		}
+		if r := mg.GetCondition(xpv2.TypeReady); r.Reason != v1alpha1.ReasonNameConflict || !strings.Contains(r.Message, "Service twin exists and belongs to LambdaFunction twin") {
+			return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
+		}
+		return ""
+	})
+
+	// Every poll in between must have left the objects alone.
+	time.Sleep(2 * testPoll)
+	got := &servingv1.Service{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(theirs), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels[render.LabelManagedBy] != "" || got.Spec.Template.Spec.Containers[0].Image != "ghcr.io/payments/api:v3" {
+		t.Errorf("the payments team's Service was changed: labels %v, image %s", got.Labels, got.Spec.Template.Spec.Containers[0].Image)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(svc), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels[render.LabelKind] != v1alpha1.LambdaFunctionKind || got.Generation != svc.Generation {
+		t.Errorf("the function twin's Service was changed by the agent twin: kind label %q, generation %d, was %d", got.Labels[render.LabelKind], got.Generation, svc.Generation)
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(planted), cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Labels[render.LabelManagedBy] != "" || cm.Data["Dockerfile"] != "FROM attacker/image\n" {
+		t.Errorf("the planted ConfigMap was taken over: labels %v", cm.Labels)
+	}
+	jobs := &batchv1.JobList{}
+	if err := c.List(ctx, jobs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) > 0 {
+		t.Errorf("a build started from a ConfigMap the function does not own: %s", jobs.Items[0].Name)
 	}
 }

@@ -48,6 +48,9 @@ func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (ma
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
+	if len(st.conflicts) > 0 {
+		return nameConflict(mg, st)
+	}
 	was := mg.Status.AtProvider.Phase
 	obs := c.deployed(mg, &mg.Status.AtProvider, objs, st)
 	readyTransition(c.record, mg, was, mg.Status.AtProvider.Phase, mg.Status.AtProvider.URL)

@@ -2,10 +2,13 @@ package workload
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -14,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
@@ -27,6 +32,10 @@ const (
 	errFmtDelete  = "cannot delete %s"
 	errFmtConvert = "cannot convert %s for apply"
 	errFmtNotOurs = "the Broker %s exists and was not created by this provider: set eventing.broker.create to false to use it"
+	errFmtOthers  = "%s %s exists and belongs to %s %s: rename this %s or remove that object"
+	errFmtForeign = "%s %s exists and was not created by this provider: rename this %s or remove that object"
+	errConflict   = "refusing to apply onto objects this resource does not own"
+	msgNotApplied = "; nothing is applied until the name is free"
 )
 
 // fieldManagerPrefix starts the field manager of every resource.
@@ -49,7 +58,10 @@ var ownedKinds = []struct {
 // A deployer keeps one resource's objects in a target cluster as render
 // wants them.
 type deployer struct {
-	kube                  client.Client
+	kube client.Client
+	// uncached reads what the informers of kube do not hold: objects that
+	// are not the provider's.
+	uncached              client.Reader
 	kind, namespace, name string
 }
 
@@ -76,6 +88,9 @@ type liveState struct {
 	differences []string
 	// objects are the resource's objects, by "Kind/name".
 	objects map[string]owned
+	// conflicts say which desired objects exist but are not the
+	// resource's own, one line each. Nothing is applied while there are any.
+	conflicts []string
 }
 
 func key(o client.Object) string {
@@ -109,8 +124,18 @@ func (d deployer) observe(ctx context.Context, desired []client.Object) (liveSta
 			return st, err
 		}
 		if live == nil {
+			conflict, err := d.foreign(ctx, o)
+			if err != nil {
+				return st, err
+			}
+			if conflict != "" {
+				st.conflicts = append(st.conflicts, conflict)
+			}
 			st.differences = append(st.differences, key(o)+": missing")
 			continue
+		}
+		if _, isBroker := o.(*eventingv1.Broker); isBroker && live.GetLabels()[render.LabelManagedBy] != render.ManagedBy {
+			st.conflicts = append(st.conflicts, fmt.Sprintf(errFmtNotOurs, o.GetName()))
 		}
 		if m := diff.Missing(applied(o), live); len(m) > 0 {
 			st.differences = append(st.differences, key(o)+": "+m[0])
@@ -146,28 +171,52 @@ func (d deployer) live(ctx context.Context, o client.Object, st liveState) (clie
 	return b, nil
 }
 
+// foreign says which resource, if any, holds a desired object's name that
+// is not among this resource's objects. It reads the API server, not the
+// informers, which hold only the provider's Jobs and ConfigMaps; it is
+// called only for objects about to be created.
+func (d deployer) foreign(ctx context.Context, o client.Object) (string, error) {
+	if _, isBroker := o.(*eventingv1.Broker); isBroker {
+		return "", nil
+	}
+	live := o.DeepCopyObject().(client.Object) //nolint:forcetypeassert // A copy of an object is one.
+	err := d.uncached.Get(ctx, client.ObjectKeyFromObject(o), live)
+	if kerrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", errors.Wrapf(err, errFmtGet, key(o))
+	}
+	l, kind := live.GetLabels(), o.GetObjectKind().GroupVersionKind().Kind
+	if l[render.LabelManagedBy] == render.ManagedBy && l[render.LabelKind] != "" {
+		return fmt.Sprintf(errFmtOthers, kind, o.GetName(), l[render.LabelKind], l[render.LabelResource], d.kind), nil
+	}
+	return fmt.Sprintf(errFmtForeign, kind, o.GetName(), d.kind), nil
+}
+
+// nameConflict is the observation of a resource some of whose objects' names
+// are taken: nothing is applied, and it is not Ready, saying which.
+func nameConflict(mg resource.Managed, st liveState) (managed.ExternalObservation, error) {
+	return held(mg, v1alpha1.ReasonNameConflict, strings.Join(st.conflicts, "; ")+msgNotApplied, nil)
+}
+
 // apply server-side applies the desired objects. With prune it also deletes
 // the resource's objects that are no longer desired, and the build-context
 // ConfigMaps, which nothing reads once a built image is deployed; Jobs stay
 // until their TTL. A build starts without prune, so the Service keeps serving
-// meanwhile. It never takes over a Broker that it did not create.
+// meanwhile. It never takes over an object that is not the resource's own,
+// nor a Broker that the provider did not create.
 func (d deployer) apply(ctx context.Context, desired []client.Object, prune bool) error {
 	st, err := d.observe(ctx, desired)
 	if err != nil {
 		return err
 	}
+	if len(st.conflicts) > 0 {
+		return errors.Wrap(errors.New(strings.Join(st.conflicts, "; ")), errConflict)
+	}
 	want := map[string]bool{}
 	for _, o := range desired {
 		want[key(o)] = true
-		if _, isBroker := o.(*eventingv1.Broker); isBroker {
-			live, err := d.live(ctx, o, st)
-			if err != nil {
-				return err
-			}
-			if live != nil && live.GetLabels()[render.LabelManagedBy] != render.ManagedBy {
-				return errors.Errorf(errFmtNotOurs, o.GetName())
-			}
-		}
 		u := &unstructured.Unstructured{Object: applied(o)}
 		if u.Object == nil {
 			return errors.Errorf(errFmtConvert, key(o))

@@ -91,9 +91,12 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 			if objs.Broker != nil {
 				c.desired = append(c.desired, objs.Broker)
 			}
-			st, err := c.observe(ctx, nil)
+			st, err := c.observe(ctx, c.desired)
 			if err != nil {
 				return managed.ExternalObservation{}, err
+			}
+			if len(st.conflicts) > 0 {
+				return nameConflict(mg, st)
 			}
 			at.Phase = v1alpha1.PhasePending
 			at.Build = &v1alpha1.BuildObservation{Identity: objs.BuildIdentity, JobName: objs.BuildJob.Name}
@@ -137,6 +140,9 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 	st, err := c.observe(ctx, c.desired)
 	if err != nil {
 		return managed.ExternalObservation{}, err
+	}
+	if len(st.conflicts) > 0 {
+		return nameConflict(mg, st)
 	}
 	return c.deployed(mg, &at.WorkloadObservation, objs, st), nil
 }

@@ -87,7 +87,7 @@ type Dependencies struct {
 // clusters may be in allowTargets even where the dialer refuses them.
 func DefaultDependencies(mgr ctrl.Manager, deny, allowTargets []netip.Prefix) Dependencies {
 	return Dependencies{
-		Targets: clients.NewCache(mgr.GetClient(), clients.TargetClients(mgr), source.SafeDialer(source.Policy{Deny: deny, Allow: allowTargets})),
+		Targets: clients.NewCache(clients.Target{Client: mgr.GetClient(), Uncached: mgr.GetAPIReader()}, clients.TargetClients(mgr), source.SafeDialer(source.Policy{Deny: deny, Allow: allowTargets})),
 		Sources: source.NewResolver(source.HTTPClient(source.SafeDialer(source.Policy{Deny: deny}))),
 	}
 }
@@ -127,7 +127,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 		return nil, errors.Wrap(err, errTarget)
 	}
 	return c.kind.external(connection{
-		deployer: deployer{kube: kube, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()},
+		deployer: deployer{kube: kube.Client, uncached: kube.Uncached, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()},
 		defaults: cfg.Defaults, local: c.local, record: c.record, sources: c.deps.Sources,
 	}), nil
 }
