@@ -96,8 +96,8 @@ func TestPending(t *testing.T) {
 			wantPending: []string{`forward up waits for a usable address: "::not a url" of agent/boss is not a URL`},
 		},
 		"ForwardResolved": {
-			reason:       "A resolved forward gets one Trigger per event type, to the reported address.",
-			observed:     Observed{ForwardAddresses: map[string]string{"agent/boss": "http://broker-ingress.knative-eventing.svc/apps/boss"}},
+			reason:   "A resolved forward gets one Trigger per event type, to the reported address.",
+			observed: Observed{ForwardAddresses: map[string]string{"agent/boss": "http://broker-ingress.knative-eventing.svc/apps/boss"}},
 			wantTriggers: []string{
 				TriggerName(v1alpha1.LambdaAgentKind, "helper", "up-0", "forward/up/0") + " -> http://broker-ingress.knative-eventing.svc/apps/boss",
 				TriggerName(v1alpha1.LambdaAgentKind, "helper", "up-1", "forward/up/1") + " -> http://broker-ingress.knative-eventing.svc/apps/boss",
