@@ -55,6 +55,10 @@ type SourceFile struct {
 // +kubebuilder:validation:XValidation:rule="has(self.key) != has(self.prefix)",message="exactly one of key or prefix must be set"
 type S3Source struct {
 	// Endpoint of an S3-compatible service such as MinIO. Empty means AWS S3.
+	// In-cluster object stores such as http://minio.minio.svc:9000 are the
+	// common case and allowed; the cluster's API server, loopback,
+	// link-local and cloud metadata addresses are not.
+	// +kubebuilder:validation:XValidation:rule="!self.split('/')[2].split(':')[0].lowerAscii().matches('^(localhost|metadata[.]google[.]internal|kubernetes|kubernetes[.]default([.].*)?|169[.]254[.].*|127[.].*|0[.].*|100[.]100[.]100[.]200|168[.]63[.]129[.]16|[0-9]+|0x.*)$')",message="must not point at the cluster's API server, a loopback, link-local or cloud metadata address"
 	// +optional
 	Endpoint *HTTPURL `json:"endpoint,omitempty"`
 
@@ -90,7 +94,7 @@ type GitSource struct {
 	// or of cloud metadata services are refused.
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.matches('^(https|ssh)://[A-Za-z0-9.-]+(:[0-9]{1,5})?/[A-Za-z0-9._~%/-]+$')",message="must be an https:// or ssh:// repository URL without user, query or shell characters"
-	// +kubebuilder:validation:XValidation:rule="!self.split('/')[2].split(':')[0].lowerAscii().matches('^(localhost|metadata[.]google[.]internal|kubernetes|kubernetes[.]default.*|.*[.]svc|.*[.]svc[.].*|.*[.]cluster[.]local|169[.]254[.].*|127[.].*|0[.].*|[0-9]+|0x.*)$')",message="must not point at the cluster's own services, a loopback, link-local or cloud metadata address"
+	// +kubebuilder:validation:XValidation:rule="!self.split('/')[2].split(':')[0].lowerAscii().matches('^(localhost|metadata[.]google[.]internal|kubernetes|kubernetes[.]default.*|.*[.]svc|.*[.]svc[.].*|.*[.]cluster[.]local|169[.]254[.].*|127[.].*|0[.].*|100[.]100[.]100[.]200|168[.]63[.]129[.]16|[0-9]+|0x.*)$')",message="must not point at the cluster's own services, a loopback, link-local or cloud metadata address"
 	URL string `json:"url"`
 
 	// Ref is a branch, tag or commit. The provider resolves it to a commit.

@@ -31,20 +31,27 @@ type Credentials struct {
 // A GitResolver resolves git refs to commits over https with its own HTTP
 // client, whose dialer decides which addresses may be reached.
 type GitResolver struct {
-	http transport.Transport
+	client *http.Client
+	limits Limits
 }
 
-// NewGitResolver returns a resolver that reaches repositories through c.
+// NewGitResolver returns a resolver that reaches repositories through c,
+// within the default limits.
 func NewGitResolver(c *http.Client) *GitResolver {
-	return &GitResolver{http: githttp.NewClient(c)}
+	return &GitResolver{client: c, limits: DefaultLimits}
 }
 
 // Resolve returns the commit a branch, tag or commit id names in the
 // repository at url. An annotated tag resolves to the commit it points at.
+// A commit id is its own identity, but its repository is still asked for
+// its refs: the build pod clones from where the provider's dialer lets it.
 func (r *GitResolver) Resolve(ctx context.Context, url, ref string, creds *Credentials) (string, error) {
-	if commitPattern.MatchString(ref) {
-		return ref, nil
-	}
+	return bounded(ctx, r.client, r.limits, func(ctx context.Context, c *http.Client) (string, error) {
+		return resolveGit(ctx, githttp.NewClient(c), url, ref, creds)
+	})
+}
+
+func resolveGit(ctx context.Context, t transport.Transport, url, ref string, creds *Credentials) (string, error) {
 	ep, err := transport.NewEndpoint(url)
 	if err != nil {
 		return "", unresolvable(errors.Wrapf(err, errFmtEndpoint, url))
@@ -56,7 +63,7 @@ func (r *GitResolver) Resolve(ctx context.Context, url, ref string, creds *Crede
 	if creds != nil {
 		auth = &githttp.BasicAuth{Username: creds.Username, Password: creds.Password}
 	}
-	sess, err := r.http.NewUploadPackSession(ep, auth)
+	sess, err := t.NewUploadPackSession(ep, auth)
 	if err != nil {
 		return "", errors.Wrapf(err, errFmtSession, url)
 	}
@@ -70,6 +77,9 @@ func (r *GitResolver) Resolve(ctx context.Context, url, ref string, creds *Crede
 			return "", unresolvable(err)
 		}
 		return "", err
+	}
+	if commitPattern.MatchString(ref) {
+		return ref, nil
 	}
 	refs, err := adv.AllReferences()
 	if err != nil {

@@ -1,9 +1,9 @@
 package source
 
 import (
-	"net/http"
-
 	"context"
+	"net/http"
+	"time"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )
@@ -13,11 +13,15 @@ import (
 type Resolver struct {
 	Git *GitResolver
 	S3  *S3Resolver
+	// Recent answers for a source resolved a moment ago; nil asks the
+	// server every time.
+	Recent *Recent
 }
 
-// NewResolver reaches git and S3 servers with the supplied client.
+// NewResolver reaches git and S3 servers with the supplied client, and
+// asks each about a source at most once in DefaultFresh.
 func NewResolver(c *http.Client) Resolver {
-	return Resolver{Git: NewGitResolver(c), S3: NewS3Resolver(c)}
+	return Resolver{Git: NewGitResolver(c), S3: NewS3Resolver(c), Recent: NewRecent(DefaultFresh, time.Now)}
 }
 
 // Resolve resolves a git or S3 source with the data of its credentials
@@ -25,6 +29,23 @@ func NewResolver(c *http.Client) Resolver {
 // Other sources have no identity to resolve: render hashes inline code, and
 // images are not built.
 func (r Resolver) Resolve(ctx context.Context, src v1alpha1.FunctionSource, secret map[string][]byte) (string, error) {
+	if src.Git == nil && src.S3 == nil {
+		return "", nil
+	}
+	if r.Recent == nil {
+		return r.resolve(ctx, src, secret)
+	}
+	k := recentKey(src, secret)
+	if v, ok := r.Recent.get(k); ok {
+		return v.id, v.err
+	}
+	id, err := r.resolve(ctx, src, secret)
+	r.Recent.put(k, id, err)
+	return id, err
+}
+
+// resolve asks the source's server.
+func (r Resolver) resolve(ctx context.Context, src v1alpha1.FunctionSource, secret map[string][]byte) (string, error) {
 	if g := src.Git; g != nil {
 		var creds *Credentials
 		if u, ok := secret["username"]; ok {
@@ -33,9 +54,6 @@ func (r Resolver) Resolve(ctx context.Context, src v1alpha1.FunctionSource, secr
 		return r.Git.Resolve(ctx, g.URL, g.Ref, creds)
 	}
 	s := src.S3
-	if s == nil {
-		return "", nil
-	}
 	var creds *S3Credentials
 	if id, ok := secret["AWS_ACCESS_KEY_ID"]; ok {
 		creds = &S3Credentials{AccessKeyID: string(id), SecretAccessKey: string(secret["AWS_SECRET_ACCESS_KEY"])}

@@ -46,18 +46,26 @@ type S3Credentials struct {
 // with its own HTTP transport, whose dialer decides which addresses may be
 // reached.
 type S3Resolver struct {
-	transport http.RoundTripper
+	client *http.Client
+	limits Limits
 }
 
-// NewS3Resolver returns a resolver that reaches S3 through c's transport.
+// NewS3Resolver returns a resolver that reaches S3 through c's transport,
+// within the default limits.
 func NewS3Resolver(c *http.Client) *S3Resolver {
-	return &S3Resolver{transport: c.Transport}
+	return &S3Resolver{client: c, limits: DefaultLimits}
 }
 
 // Resolve returns the identity of what a location holds: a hash of each
 // object's key, ETag and version. Any change to any object is a new identity;
 // nothing is downloaded.
 func (r *S3Resolver) Resolve(ctx context.Context, loc S3Location, creds *S3Credentials) (string, error) {
+	return bounded(ctx, r.client, r.limits, func(ctx context.Context, c *http.Client) (string, error) {
+		return resolveS3(ctx, c.Transport, r.limits.Keys, loc, creds)
+	})
+}
+
+func resolveS3(ctx context.Context, transport http.RoundTripper, maxKeys int, loc S3Location, creds *S3Credentials) (string, error) {
 	host, secure := awsEndpoint, true
 	if loc.Endpoint != "" {
 		u, err := url.Parse(loc.Endpoint)
@@ -70,7 +78,7 @@ func (r *S3Resolver) Resolve(ctx context.Context, loc S3Location, creds *S3Crede
 	if creds != nil {
 		c = credentials.NewStaticV4(creds.AccessKeyID, creds.SecretAccessKey, "")
 	}
-	s3, err := minio.New(host, &minio.Options{Creds: c, Secure: secure, Region: loc.Region, Transport: r.transport, BucketLookup: minio.BucketLookupPath})
+	s3, err := minio.New(host, &minio.Options{Creds: c, Secure: secure, Region: loc.Region, Transport: transport, BucketLookup: minio.BucketLookupPath})
 	if err != nil {
 		return "", errors.Wrapf(err, errFmtS3Client, host)
 	}
@@ -86,9 +94,15 @@ func (r *S3Resolver) Resolve(ctx context.Context, loc S3Location, creds *S3Crede
 		}
 		objects = append(objects, object(info))
 	} else {
+		// The listing stops with ctx, which ends when this returns.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
 		for info := range s3.ListObjects(ctx, loc.Bucket, minio.ListObjectsOptions{Prefix: loc.Prefix, Recursive: true}) {
 			if info.Err != nil {
 				return "", s3Failed(info.Err, errFmtS3List, loc.Bucket, loc.Prefix)
+			}
+			if len(objects) == maxKeys {
+				return "", unresolvable(errors.Errorf(errFmtTooManyKeys, maxKeys, loc.Bucket, loc.Prefix, maxKeys))
 			}
 			objects = append(objects, object(info))
 		}
