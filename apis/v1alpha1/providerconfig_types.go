@@ -90,6 +90,14 @@ type ProviderConfigSpec struct {
 
 // A ClusterProviderConfigSpec configures a ClusterProviderConfig.
 type ClusterProviderConfigSpec struct {
+	// NamespaceSelector selects the namespaces whose resources may use this
+	// config; a resource in any other namespace is refused. It is required,
+	// so which namespaces may use a cluster's credentials is always written
+	// down. An empty selector ({}) admits every namespace, as an empty
+	// Kubernetes label selector selects everything. Select namespaces by
+	// name with the label kubernetes.io/metadata.name.
+	NamespaceSelector metav1.LabelSelector `json:"namespaceSelector"`
+
 	// Credentials for the target cluster.
 	// +kubebuilder:default={"source": "InjectedIdentity"}
 	Credentials ClusterProviderCredentials `json:"credentials"`
@@ -132,8 +140,8 @@ type ProviderConfigList struct {
 
 // +kubebuilder:object:root=true
 
-// A ClusterProviderConfig points LambdaFunctions and LambdaAgents of any
-// namespace at a target cluster and sets their build defaults.
+// A ClusterProviderConfig points LambdaFunctions and LambdaAgents of the
+// namespaces it selects at a target cluster and sets their build defaults.
 // +kubebuilder:subresource:status
 // +kubebuilder:printcolumn:name="SOURCE",type="string",JSONPath=".spec.credentials.source"
 // +kubebuilder:printcolumn:name="REGISTRY",type="string",JSONPath=".spec.build.registry"

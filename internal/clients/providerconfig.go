@@ -4,6 +4,8 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,6 +23,9 @@ const (
 	errFmtGetSecret      = "cannot get the kubeconfig Secret %s/%s"
 	errFmtNoSecretKey    = "the kubeconfig Secret %s/%s has no key %q"
 	errSecretRefRequired = "credentials.source is Secret but no secretRef is set"
+	errFmtGetNamespace   = "cannot get namespace %q to match it against ClusterProviderConfig %q"
+	errFmtSelector       = "ClusterProviderConfig %q has an invalid namespaceSelector"
+	errFmtNotAdmitted    = "ClusterProviderConfig %q does not admit namespace %q: its namespaceSelector does not match the namespace's labels"
 )
 
 // A Config is what a provider config says: where the target cluster is, and
@@ -62,6 +67,9 @@ func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged)
 		if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
 			return Config{}, errors.Wrapf(err, errFmtGetPC, ref.Kind, ref.Name)
 		}
+		if err := admits(ctx, kube, pc, mg.GetNamespace()); err != nil {
+			return Config{}, err
+		}
 		source, build = pc.Spec.Credentials.Source, pc.Spec.Build
 		if s := pc.Spec.Credentials.SecretRef; s != nil {
 			secretNS, secretRef = s.Namespace, &v1alpha1.KeySelector{Name: s.Name, Key: s.Key}
@@ -87,4 +95,21 @@ func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged)
 	}
 	cfg.Kubeconfig, cfg.Secret = kc, secretNS+"/"+secretRef.Name+"/"+secretRef.Key
 	return cfg, nil
+}
+
+// admits refuses a ClusterProviderConfig to a namespace its
+// namespaceSelector does not select.
+func admits(ctx context.Context, kube client.Reader, pc *v1alpha1.ClusterProviderConfig, namespace string) error {
+	sel, err := metav1.LabelSelectorAsSelector(&pc.Spec.NamespaceSelector)
+	if err != nil {
+		return errors.Wrapf(err, errFmtSelector, pc.Name)
+	}
+	ns := &corev1.Namespace{}
+	if err := kube.Get(ctx, types.NamespacedName{Name: namespace}, ns); err != nil {
+		return errors.Wrapf(err, errFmtGetNamespace, namespace, pc.Name)
+	}
+	if !sel.Matches(labels.Set(ns.Labels)) {
+		return errors.Errorf(errFmtNotAdmitted, pc.Name, namespace)
+	}
+	return nil
 }

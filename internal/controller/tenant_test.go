@@ -222,3 +222,74 @@ func TestNameConflict(t *testing.T) {
 		t.Errorf("a build started from a ConfigMap the function does not own: %s", jobs.Items[0].Name)
 	}
 }
+
+// TestClusterProviderConfigSelectsNamespaces checks that a
+// ClusterProviderConfig serves only the namespaces its namespaceSelector
+// selects: a resource elsewhere is refused, naming the config and the
+// namespace, before a usage that would keep the config from being deleted
+// is recorded; an empty selector serves every namespace. Before, any
+// namespace could use any ClusterProviderConfig.
+func TestClusterProviderConfigSelectsNamespaces(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p := startProviderWith(t, keep)
+	c := p.kube
+	tenant := newNamespace(ctx, t, c, "tenant")
+	other := newNamespace(ctx, t, c, "other")
+	ns := &corev1.Namespace{}
+	if err := c.Get(ctx, client.ObjectKey{Name: tenant}, ns); err != nil {
+		t.Fatal(err)
+	}
+	ns.Labels["lambda.crossplane.io/tenant"] = tenant
+	if err := c.Update(ctx, ns); err != nil {
+		t.Fatal(err)
+	}
+	registry := v1alpha1.ImageRepository("registry.local:5000/lambdas")
+	selective := &v1alpha1.ClusterProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "only-" + tenant},
+		Spec: v1alpha1.ClusterProviderConfigSpec{
+			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"lambda.crossplane.io/tenant": tenant}},
+			Credentials:       v1alpha1.ClusterProviderCredentials{Source: v1alpha1.CredentialsSourceInjectedIdentity},
+			Build:             &v1alpha1.BuildDefaults{Registry: &registry},
+		},
+	}
+	everyone := selective.DeepCopy()
+	everyone.Name, everyone.Spec.NamespaceSelector = "everyone-"+tenant, metav1.LabelSelector{}
+	fn := func(ns, name string, pc *v1alpha1.ClusterProviderConfig) *v1alpha1.LambdaFunction {
+		f := newFunction(ns, name, "def handler(event, context):\n    return event\n")
+		f.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: v1alpha1.ClusterProviderConfigKind, Name: pc.Name}
+		f.Spec.ForProvider.Eventing = nil
+		return f
+	}
+	admitted, refused, open := fn(tenant, "admitted", selective), fn(other, "refused", selective), fn(other, "open", everyone)
+	for _, o := range []client.Object{selective, everyone, admitted, refused, open} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_ = c.Delete(context.Background(), selective)
+		_ = c.Delete(context.Background(), everyone)
+	})
+
+	waitCondition(ctx, t, c, refused, xpv2.TypeSynced, corev1.ConditionFalse, xpv2.ReasonReconcileError,
+		fmt.Sprintf("ClusterProviderConfig %q does not admit namespace %q", selective.Name, other))
+	waitJobs(ctx, t, c, tenant, "admitted", 1)
+	waitJobs(ctx, t, c, other, "open", 1)
+	usages := &v1alpha1.ProviderConfigUsageList{}
+	if err := c.List(ctx, usages, client.InNamespace(other)); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range usages.Items {
+		if u.ResourceReference.Name == "refused" {
+			t.Errorf("the refused function recorded a usage of %s, which would keep it from being deleted", u.ProviderConfigReference.Name)
+		}
+	}
+	jobs := &batchv1.JobList{}
+	if err := c.List(ctx, jobs, client.InNamespace(other), client.MatchingLabels{render.LabelResource: "refused"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(jobs.Items) > 0 {
+		t.Error("the refused function started a build")
+	}
+}

@@ -112,15 +112,17 @@ type connector[T resource.ModernManaged] struct {
 	deps   Dependencies
 }
 
-// Connect records the resource's provider config usage, then hands out its
-// external client.
+// Connect resolves the resource's provider config, records its usage, then
+// hands out its external client. A config the resource may not use is
+// refused before its usage is recorded: a usage would keep it from being
+// deleted.
 func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
-	if err := c.usage.Track(ctx, mg); err != nil {
-		return nil, errors.Wrap(err, errTrackUsage)
-	}
 	cfg, err := clients.Resolve(ctx, c.local, mg)
 	if err != nil {
 		return nil, errors.Wrap(err, errResolvePC)
+	}
+	if err := c.usage.Track(ctx, mg); err != nil {
+		return nil, errors.Wrap(err, errTrackUsage)
 	}
 	kube, err := c.deps.Targets.For(cfg)
 	if err != nil {

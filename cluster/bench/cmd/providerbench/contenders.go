@@ -79,6 +79,8 @@ func ours(bin, metricsAddr string) contender {
 		config: &v1alpha1.ClusterProviderConfig{
 			ObjectMeta: metav1.ObjectMeta{Name: "default"},
 			Spec: v1alpha1.ClusterProviderConfigSpec{
+				// The bench's namespaces are its own; every one may use it.
+				NamespaceSelector: metav1.LabelSelector{},
 				Credentials: v1alpha1.ClusterProviderCredentials{
 					Source:    v1alpha1.CredentialsSourceSecret,
 					SecretRef: &xpv2.SecretKeySelector{SecretReference: xpv2.SecretReference{Namespace: benchNamespace, Name: targetSecret}, Key: targetKey},
