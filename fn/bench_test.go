@@ -36,9 +36,10 @@ func builtRequest(t testing.TB) *fnv1.RunFunctionRequest {
 		Observed: &fnv1.State{
 			Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, helloSpec, ""))},
 			Resources: map[string]*fnv1.Resource{
-				"Job/" + building.BuildJob.Name:           {Resource: jobWithStatus(t, building.BuildJob, finished(batchv1.JobComplete))},
-				"ConfigMap/" + building.BuildContext.Name: {Resource: toStruct(t, building.BuildContext)},
-				"Broker/events":                           {Resource: readyStruct(t, building.Broker)},
+				"Job/" + building.BuildJob.Name:                     {Resource: jobWithStatus(t, building.BuildJob, finished(batchv1.JobComplete))},
+				"ConfigMap/" + building.BuildContext.Name:           {Resource: toStruct(t, building.BuildContext)},
+				"NetworkPolicy/" + building.BuildNetworkPolicy.Name: {Resource: toStruct(t, building.BuildNetworkPolicy)},
+				"Broker/events": {Resource: readyStruct(t, building.Broker)},
 			},
 		},
 		RequiredResources: map[string]*fnv1.Resources{"build-pods": {Items: []*fnv1.Resource{{Resource: podTerminated(t, building.BuildJob.Name, 0, testDigest)}}}},
@@ -46,7 +47,7 @@ func builtRequest(t testing.TB) *fnv1.RunFunctionRequest {
 }
 
 // TestBenchRequest keeps the request file the gRPC benchmark sends equal to
-// the one this package builds, and checks it yields all five objects.
+// the one this package builds, and checks it yields all six objects.
 func TestBenchRequest(t *testing.T) {
 	req := builtRequest(t)
 	got, err := protojson.MarshalOptions{Multiline: true, Indent: "  "}.Marshal(req)
@@ -71,8 +72,8 @@ func TestBenchRequest(t *testing.T) {
 	}
 	f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}
 	rsp, err := f.RunFunction(context.Background(), req)
-	if err != nil || len(rsp.GetDesired().GetResources()) != 5 {
-		t.Fatalf("RunFunction: %v, %d desired resources, want 5", err, len(rsp.GetDesired().GetResources()))
+	if err != nil || len(rsp.GetDesired().GetResources()) != 6 {
+		t.Fatalf("RunFunction: %v, %d desired resources, want 6", err, len(rsp.GetDesired().GetResources()))
 	}
 }
 

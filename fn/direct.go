@@ -45,7 +45,7 @@ const (
 // directFunction composes a Lambda's build, Knative Service, Broker and
 // Triggers. The Service appears once the build of the current code has
 // succeeded; until then a Service already running keeps its image.
-func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources SourceResolver) (outcome, error) {
+func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources SourceResolver, buildDeny []string) (outcome, error) {
 	xr := p.xr.lambdaXR
 	spec := xr.Spec.LambdaFunctionParameters
 	rin := render.FunctionInput{Namespace: p.xr.namespace, Name: p.xr.name, Spec: spec, Rebuild: xr.GetAnnotations()[v1alpha1.AnnotationRebuild]}
@@ -64,6 +64,7 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 		return o, err
 	}
 	rin.Defaults = d
+	rin.Defaults.Network.Deny = buildDeny
 	if spec.Source.Git != nil || spec.Source.S3 != nil {
 		secret, o, ok, err := p.credentials(spec.Source.CredentialsRef())
 		if err != nil || !ok {
@@ -170,9 +171,9 @@ func (p *pass) shareBroker(objs *render.Objects) error {
 }
 
 // workloadObject is what serves while a build runs: anything but an older
-// build's Job and ConfigMap.
+// build's Job, ConfigMap and NetworkPolicy.
 func workloadObject(o *composed.Unstructured) bool {
-	return o.GetKind() != "Job" && o.GetKind() != "ConfigMap"
+	return o.GetKind() != "Job" && o.GetKind() != "ConfigMap" && o.GetKind() != "NetworkPolicy"
 }
 
 // followBuild reads the build Job of the current identity into the status.

@@ -47,6 +47,9 @@ type Function struct {
 
 	log     logging.Logger
 	sources SourceResolver
+	// buildDeny are networks build pods may not reach, besides what render
+	// always refuses.
+	buildDeny []string
 }
 
 // RunFunction composes the objects of one composite resource and reports,
@@ -78,7 +81,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	case p.xr.agent:
 		o, err = p.directAgent()
 	default:
-		o, err = p.directFunction(ctx, in, f.sources)
+		o, err = p.directFunction(ctx, in, f.sources, f.buildDeny)
 	}
 	if err != nil {
 		// Nothing of this pass is applied, so nothing running changes.

@@ -105,7 +105,7 @@ func TestRunFunction(t *testing.T) {
 
 	// A new function's first pass: its build and its Broker.
 	firstPass := want{
-		composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false), composedAs("Broker", "events", false)),
+		composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false), composedAs("NetworkPolicy", job, false), composedAs("Broker", "events", false)),
 		status:       `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
 		ready:        fnv1.Ready_READY_FALSE,
 		requirements: map[string]*fnv1.ResourceSelector{"namespace": appsNamespace, "broker-events": eventsBroker},
@@ -145,7 +145,7 @@ func TestRunFunction(t *testing.T) {
 			xr:       lambdaXR(t, helloSpec, ""),
 			required: map[string]*fnv1.Resources{"namespace": {}, "broker-events": {Items: []*fnv1.Resource{{Resource: readyStruct(t, building.Broker)}}}},
 			want: want{
-				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false)),
+				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false), composedAs("NetworkPolicy", job, false)),
 				status:       `{"phase":"Pending","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				requirements: map[string]*fnv1.ResourceSelector{"namespace": appsNamespace, "broker-events": eventsBroker},
@@ -161,7 +161,7 @@ func TestRunFunction(t *testing.T) {
 			},
 			required: map[string]*fnv1.Resources{"broker-events": {}},
 			want: want{
-				composed:     composedOf(composedAs("ConfigMap", cm, true), composedAs("Job", job, false), composedAs("Broker", "events", false)),
+				composed:     composedOf(composedAs("ConfigMap", cm, true), composedAs("Job", job, false), composedAs("NetworkPolicy", job, false), composedAs("Broker", "events", false)),
 				status:       `{"phase":"Building","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","startedAt":"2026-11-22T08:00:00Z"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				requirements: map[string]*fnv1.ResourceSelector{"broker-events": eventsBroker},
@@ -176,7 +176,7 @@ func TestRunFunction(t *testing.T) {
 			},
 			required: map[string]*fnv1.Resources{"broker-events": {}, "build-pods": {Items: []*fnv1.Resource{{Resource: podTerminated(t, job, 1, "error building image: no such file main.py")}}}},
 			want: want{
-				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false), composedAs("Broker", "events", false)),
+				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, false), composedAs("NetworkPolicy", job, false), composedAs("Broker", "events", false)),
 				status:       `{"phase":"Failed","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","message":"error building image: no such file main.py"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				conditions:   stalledConditions("BuildFailed", "build "+job+" failed: error building image: no such file main.py"),
@@ -192,7 +192,7 @@ func TestRunFunction(t *testing.T) {
 			},
 			required: map[string]*fnv1.Resources{"broker-events": {}},
 			want: want{
-				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, true), composedAs("Broker", "events", false)),
+				composed:     composedOf(composedAs("ConfigMap", cm, false), composedAs("Job", job, true), composedAs("NetworkPolicy", job, false), composedAs("Broker", "events", false)),
 				status:       `{"phase":"Building","build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				conditions:   progressingConditions("Building", msgWaitRequired),
@@ -210,7 +210,7 @@ func TestRunFunction(t *testing.T) {
 			want: want{
 				composed: composedOf(
 					composedAs("ConfigMap", cm, false),
-					composedAs("Job", job, true),
+					composedAs("Job", job, true), composedAs("NetworkPolicy", job, false),
 					composedAs("Broker", "events", false),
 					serviceRunning(testName, false, built.Image),
 					composedAs("Trigger", trig(built, 0), false),
@@ -255,7 +255,7 @@ func TestRunFunction(t *testing.T) {
 			want: want{
 				composed: composedOf(
 					composedAs("ConfigMap", rebuilding.BuildContext.Name, false),
-					composedAs("Job", rebuilding.BuildJob.Name, false),
+					composedAs("Job", rebuilding.BuildJob.Name, false), composedAs("NetworkPolicy", rebuilding.BuildJob.Name, false),
 					composedAs("Broker", "events", true),
 					serviceRunning(testName, true, built.Image),
 					composedAs("Trigger", trig(built, 0), true),
@@ -304,7 +304,7 @@ func TestRunFunction(t *testing.T) {
 			sources:  resolveGit,
 			required: map[string]*fnv1.Resources{"namespace": {}, "source-credentials": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"git-creds","namespace":"apps"},"data":{"username":"Ym90","password":"czNjcmV0"}}`)}}}},
 			want: want{
-				composed:     composedOf(composedAs("ConfigMap", gitBuild.BuildContext.Name, false), composedAs("Job", gitBuild.BuildJob.Name, false)),
+				composed:     composedOf(composedAs("ConfigMap", gitBuild.BuildContext.Name, false), composedAs("Job", gitBuild.BuildJob.Name, false), composedAs("NetworkPolicy", gitBuild.BuildJob.Name, false)),
 				status:       `{"phase":"Pending","build":{"identity":"` + gitBuild.BuildIdentity + `","jobName":"` + gitBuild.BuildJob.Name + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				conditions:   progressingConditions("Building", "starting build "+gitBuild.BuildJob.Name),

@@ -24,7 +24,7 @@ func main() {
 		tlsCertsDir = app.Flag("tls-certs-dir", "Folder with the server's tls.crt and tls.key and the ca.crt that client certificates must chain to.").Envar("TLS_SERVER_CERTS_DIR").String()
 		insecure    = app.Flag("insecure", "Serve without mutual TLS, such as for crossplane render. --tls-certs-dir is ignored.").Bool()
 		metrics     = app.Flag("metrics-address", "Address of the Prometheus metrics endpoint; empty turns it off.").Default(":8080").String()
-		denyCIDRs   = app.Flag("deny-source-cidr", "A network no git or S3 source may be in, such as the cluster's Service and pod networks; repeat for more. Loopback, link-local and the cluster's API server are always refused.").Strings()
+		denyCIDRs   = app.Flag("deny-source-cidr", "A network no git or S3 source or build pod may reach, such as the cluster's Service and pod networks; repeat for more. Loopback, link-local, cloud metadata and the cluster's API server are always refused.").Strings()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
 	deny, err := source.ParseCIDRs(*denyCIDRs)
@@ -35,7 +35,7 @@ func main() {
 	// Git and S3 servers are reached only through the dialer that refuses
 	// loopback, link-local and metadata addresses and the API server, as in
 	// the provider.
-	fn := &Function{log: log, sources: source.NewResolver(source.HTTPClient(source.SafeDialer(source.Policy{Deny: deny})))}
+	fn := &Function{log: log, sources: source.NewResolver(source.HTTPClient(source.SafeDialer(source.Policy{Deny: deny}))), buildDeny: source.BuildDeny(deny)}
 	kingpin.FatalIfError(function.Serve(fn,
 		function.Listen(*network, *address),
 		function.MTLSCertificates(*tlsCertsDir),

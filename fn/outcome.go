@@ -92,12 +92,12 @@ func (o outcome) conditions(rsp *fnv1.RunFunctionResponse) {
 }
 
 // readiness is whether an observed composed resource is ready: a Job once
-// complete, a ConfigMap as soon as it exists, anything else (Knative objects,
+// complete, a ConfigMap or NetworkPolicy as soon as it exists, anything else (Knative objects,
 // managed resources) once its Ready condition is True.
 func readiness(u *composed.Unstructured) resource.Ready {
 	want := "Ready"
 	switch u.GetKind() {
-	case "ConfigMap":
+	case "ConfigMap", "NetworkPolicy":
 		return resource.ReadyTrue
 	case "Job":
 		want = string(batchv1.JobComplete)

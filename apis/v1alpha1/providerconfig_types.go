@@ -33,6 +33,36 @@ type BuildDefaults struct {
 	// +optional
 	ExecutorImage *string `json:"executorImage,omitempty"`
 
+	// AllowedExecutorImages are the Kaniko executor images a resource's
+	// build.executorImage may name, besides executorImage. Build pods run
+	// the executor as root with the team's code, so which executor runs is
+	// the platform's choice; any other image is refused.
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=512
+	// +listType=set
+	// +optional
+	AllowedExecutorImages []string `json:"allowedExecutorImages,omitempty"`
+
+	// GitFetcherImage fetches git sources into the build: a shell and git.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	GitFetcherImage *string `json:"gitFetcherImage,omitempty"`
+
+	// S3FetcherImage fetches S3 sources into the build: a shell and the AWS
+	// CLI.
+	// +kubebuilder:validation:MaxLength=512
+	// +optional
+	S3FetcherImage *string `json:"s3FetcherImage,omitempty"`
+
+	// MaxTimeout is the longest build.timeout a resource may ask for; a
+	// longer one is refused. 30m when unset.
+	// +optional
+	MaxTimeout *GoDuration `json:"maxTimeout,omitempty"`
+
+	// Network limits where build pods may connect.
+	// +optional
+	Network *BuildNetwork `json:"network,omitempty"`
+
 	// CacheRepo is where Kaniko caches layers; caching is on when set.
 	// +optional
 	CacheRepo *ImageRepository `json:"cacheRepo,omitempty"`
@@ -48,6 +78,61 @@ type BuildDefaults struct {
 	// +listType=set
 	// +optional
 	InsecureRegistries []string `json:"insecureRegistries,omitempty"`
+}
+
+// A BuildNetworkPolicy says whether build pods get a NetworkPolicy.
+// +kubebuilder:validation:Enum=Restricted;Unrestricted
+type BuildNetworkPolicy string
+
+// Build network policies.
+const (
+	// BuildNetworkRestricted renders a NetworkPolicy with every build.
+	BuildNetworkRestricted BuildNetworkPolicy = "Restricted"
+	// BuildNetworkUnrestricted renders none: build pods reach whatever
+	// the cluster lets any pod reach.
+	BuildNetworkUnrestricted BuildNetworkPolicy = "Unrestricted"
+)
+
+// A CIDR is an IPv4 or IPv6 network, such as 10.96.0.0/12.
+// +kubebuilder:validation:MaxLength=64
+// +kubebuilder:validation:XValidation:rule="isCIDR(self)",message="must be a CIDR such as 10.96.0.0/12 or fd00::/8"
+type CIDR string
+
+// A BuildNetwork limits where build pods may connect. Package installers
+// run the team's scripts as root inside Kaniko; what they can reach is what
+// the team can reach.
+type BuildNetwork struct {
+	// Policy Restricted renders, with every build, a NetworkPolicy that
+	// admits no ingress and lets build pods reach DNS and the internet, the
+	// namespaces in allowNamespaces and the networks in allowCIDRs, but not
+	// link-local and cloud metadata addresses, the cluster's networks, or
+	// the networks the provider is told to refuse. Unrestricted renders
+	// none; it must be chosen explicitly.
+	// +kubebuilder:default=Restricted
+	// +optional
+	Policy BuildNetworkPolicy `json:"policy,omitempty"`
+
+	// ClusterCIDRs are the cluster's pod and service networks and its API
+	// server's addresses. Empty means every private network: 10.0.0.0/8,
+	// 172.16.0.0/12, 192.168.0.0/16, 100.64.0.0/10 and fc00::/7.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	ClusterCIDRs []CIDR `json:"clusterCIDRs,omitempty"`
+
+	// AllowNamespaces are namespaces whose pods build pods may reach, such
+	// as an in-cluster registry's or MinIO's.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	AllowNamespaces []DNSLabel `json:"allowNamespaces,omitempty"`
+
+	// AllowCIDRs are networks build pods may reach although clusterCIDRs
+	// hold them, such as a registry on a private network.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	AllowCIDRs []CIDR `json:"allowCIDRs,omitempty"`
 }
 
 // ProviderCredentials of a namespaced ProviderConfig: a kubeconfig Secret in

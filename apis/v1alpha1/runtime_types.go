@@ -47,12 +47,13 @@ type Build struct {
 	// +optional
 	Registry *ImageRepository `json:"registry,omitempty"`
 
-	// Timeout of one build.
+	// Timeout of one build, at most the provider config's maxTimeout.
 	// +kubebuilder:default="15m"
 	// +optional
 	Timeout *GoDuration `json:"timeout,omitempty"`
 
-	// ExecutorImage overrides the Kaniko executor image.
+	// ExecutorImage picks another Kaniko executor image among those the
+	// provider config allows (allowedExecutorImages).
 	// +kubebuilder:validation:MaxLength=512
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:[A-Za-z0-9_][A-Za-z0-9_.-]*)?(@sha256:[a-f0-9]{64})?$')",message="must be an image reference such as registry.local/kaniko/executor:v1.25.0@sha256:..."
 	// +optional

@@ -3,6 +3,7 @@ package clients
 import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -41,17 +42,18 @@ func ManagerCacheOptions() cache.Options {
 	return o
 }
 
-// TargetCacheOptions narrow a target cluster's cache. Build Jobs, their pods
-// and their ConfigMaps are cached only when this provider made them, not
-// every one in the cluster. No object keeps its managed fields: observe
+// TargetCacheOptions narrow a target cluster's cache. Build Jobs, their pods,
+// ConfigMaps and NetworkPolicies are cached only when this provider made
+// them, not every one in the cluster. No object keeps its managed fields: observe
 // compares the fields render sets, and server-side apply needs none sent.
 func TargetCacheOptions() cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedBy})
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
-			&batchv1.Job{}:      {Label: ours},
-			&corev1.Pod{}:       {Label: ours},
-			&corev1.ConfigMap{}: {Label: ours},
+			&batchv1.Job{}:                {Label: ours},
+			&corev1.Pod{}:                 {Label: ours},
+			&corev1.ConfigMap{}:           {Label: ours},
+			&networkingv1.NetworkPolicy{}: {Label: ours},
 		},
 		DefaultTransform: cache.TransformStripManagedFields(),
 	}

@@ -23,6 +23,7 @@ package controller
 // +kubebuilder:rbac:groups=eventing.knative.dev,resources=brokers;triggers,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;update;patch;delete
 
 // A build's outcome is its pod's termination message; whether a namespace
 // admits a build is its Pod Security labels.

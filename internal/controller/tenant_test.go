@@ -15,7 +15,9 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -291,5 +293,48 @@ func TestClusterProviderConfigSelectsNamespaces(t *testing.T) {
 	}
 	if len(jobs.Items) > 0 {
 		t.Error("the refused function started a build")
+	}
+}
+
+// TestBuildPodsAreFenced checks what a team's build gets from the provider
+// and not from its own spec: a NetworkPolicy in place before the Job, which
+// selects the Job's pods; no executor the provider config does not allow;
+// no timeout over its maximum. Before, the build ran with full network, any
+// executor image and any timeout.
+func TestBuildPodsAreFenced(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, c, ns := newScene(ctx, t, "fenced", keep)
+	fn := newFunction(ns, "fenced", "def handler(event, context):\n    return event\n")
+	executor := newFunction(ns, "own-executor", "def handler(event, context):\n    return event\n")
+	executor.Spec.ForProvider.Build = &v1alpha1.Build{ExecutorImage: ptr("attacker.example/kaniko:latest")}
+	slow := newFunction(ns, "slow", "def handler(event, context):\n    return event\n")
+	slow.Spec.ForProvider.Build = &v1alpha1.Build{Timeout: ptr(v1alpha1.GoDuration("6h"))}
+	for _, o := range []client.Object{fn, executor, slow} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job := waitJobs(ctx, t, c, ns, "fenced", 1)[0]
+	np := &networkingv1.NetworkPolicy{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(&job), np); err != nil {
+		t.Fatalf("the build %s has no NetworkPolicy: %v", job.Name, err)
+	}
+	if !np.CreationTimestamp.Time.Before(job.CreationTimestamp.Add(time.Second)) {
+		t.Errorf("the NetworkPolicy was created at %s, after the Job at %s", np.CreationTimestamp, job.CreationTimestamp)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sel.Matches(labels.Set(job.Spec.Template.Labels)) {
+		t.Errorf("the NetworkPolicy selects %s, which the build pods' labels %v do not match", sel, job.Spec.Template.Labels)
+	}
+	waitCondition(ctx, t, c, executor, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonInvalid, "build.executorImage attacker.example/kaniko:latest is not an executor the provider config allows")
+	waitCondition(ctx, t, c, slow, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonInvalid, "build.timeout 6h0m0s is longer than the 30m0s the provider config allows")
+	for _, name := range []string{"own-executor", "slow"} {
+		if js := jobs(ctx, t, c, ns, name); len(js) > 0 {
+			t.Errorf("%s started a build its provider config does not allow", name)
+		}
 	}
 }

@@ -3,8 +3,10 @@ package render
 import (
 	"fmt"
 	"maps"
+	"path"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -19,9 +21,11 @@ import (
 )
 
 const (
-	errFmtTooLarge   = "inline code, dependencies, files and the build's own files come to %d bytes, more than the %d a ConfigMap holds: move the code to git or S3"
-	errFmtFileClash  = "inline file %q clashes with the %s, which render writes to that path"
-	errFmtBadTimeout = "build.timeout %q is not a duration"
+	errFmtTooLarge      = "inline code, dependencies, files and the build's own files come to %d bytes, more than the %d a ConfigMap holds: move the code to git or S3"
+	errFmtFileClash     = "inline file %q clashes with the %s, which render writes to that path"
+	errFmtBadTimeout    = "build.timeout %q is not a duration"
+	errFmtLongTimeout   = "build.timeout %s is longer than the %s the provider config allows (build.maxTimeout)"
+	errFmtExecutorImage = "build.executorImage %s is not an executor the provider config allows: use one of %s (build.allowedExecutorImages)"
 )
 
 // Images of the build. The Kaniko executor comes from the maintained
@@ -39,7 +43,10 @@ const MaxConfigMapBytes = 1 << 20
 
 // Build defaults.
 const (
-	defaultBuildTimeout = 15 * time.Minute
+	// DefaultMaxBuildTimeout is the longest build a provider config allows
+	// unless it says otherwise.
+	DefaultMaxBuildTimeout = 30 * time.Minute
+	defaultBuildTimeout    = 15 * time.Minute
 	buildBackoffLimit   = 1
 	buildTTLSeconds     = 24 * 60 * 60
 )
@@ -145,15 +152,52 @@ func (b build) meta() metav1.ObjectMeta {
 	}
 }
 
+// allowedBuild refuses build settings the defaults do not allow: an
+// executor image the platform did not choose, or a timeout longer than its
+// maximum.
+func allowedBuild(s *v1alpha1.Build, d Defaults) error {
+	if s == nil {
+		return nil
+	}
+	if img := s.ExecutorImage; img != nil && *img != executorImage(d) && !slices.Contains(d.AllowedExecutorImages, *img) {
+		return errors.Errorf(errFmtExecutorImage, *img, strings.Join(append([]string{executorImage(d)}, d.AllowedExecutorImages...), ", "))
+	}
+	_, err := buildTimeout(s, d)
+	return err
+}
+
+// executorImage is the executor the defaults choose.
+func executorImage(d Defaults) string {
+	if d.ExecutorImage != "" {
+		return d.ExecutorImage
+	}
+	return DefaultExecutorImage
+}
+
+// buildTimeout is how long a build may run.
+func buildTimeout(s *v1alpha1.Build, d Defaults) (time.Duration, error) {
+	if s == nil || s.Timeout == nil {
+		return defaultBuildTimeout, nil
+	}
+	t, err := time.ParseDuration(string(*s.Timeout))
+	if err != nil {
+		return 0, errors.Errorf(errFmtBadTimeout, *s.Timeout)
+	}
+	limit := d.MaxTimeout
+	if limit == 0 {
+		limit = DefaultMaxBuildTimeout
+	}
+	if t > limit {
+		return 0, errors.Errorf(errFmtLongTimeout, t, limit)
+	}
+	return t, nil
+}
+
 // job renders the Kaniko Job.
 func (b build) job(files []contextFile) (*batchv1.Job, error) {
-	timeout := defaultBuildTimeout
-	if t := b.spec.Build; t != nil && t.Timeout != nil {
-		d, err := time.ParseDuration(string(*t.Timeout))
-		if err != nil {
-			return nil, errors.Errorf(errFmtBadTimeout, *t.Timeout)
-		}
-		timeout = d
+	timeout, err := buildTimeout(b.spec.Build, b.defaults)
+	if err != nil {
+		return nil, err
 	}
 	pod := corev1.PodSpec{
 		RestartPolicy:                corev1.RestartPolicyNever,
@@ -225,12 +269,9 @@ func (b build) pushSecret() string {
 // kaniko renders the executor container. Every argument is its own argv
 // entry: no shell ever sees a user's value.
 func (b build) kaniko() corev1.Container {
-	image := b.defaults.ExecutorImage
+	image := executorImage(b.defaults)
 	if s := b.spec.Build; s != nil && s.ExecutorImage != nil {
 		image = *s.ExecutorImage
-	}
-	if image == "" {
-		image = DefaultExecutorImage
 	}
 	args := []string{
 		"--dockerfile=" + workspace + "/Dockerfile",
@@ -244,9 +285,12 @@ func (b build) kaniko() corev1.Container {
 		cache = *s.Cache
 	}
 	if cache {
-		repo := b.defaults.CacheRepo
-		if repo == "" {
-			repo = repositoryOf(b.destination) + "/cache"
+		// One cache per namespace: a team that could write another's cache
+		// could put its own layers into the other's images.
+		repo := strings.TrimSuffix(b.defaults.CacheRepo, "/") + "/" + b.namespace
+		if b.defaults.CacheRepo == "" {
+			// The destination is <registry>/<namespace>/<name>.
+			repo = path.Dir(repositoryOf(b.destination)) + "/cache"
 		}
 		args = append(args, "--cache=true", "--cache-repo="+repo)
 	}

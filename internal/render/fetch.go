@@ -65,7 +65,7 @@ func (b build) fetcher() (corev1.Container, []corev1.Volume) {
 	switch src := b.spec.Source; {
 	case src.Git != nil:
 		g := src.Git
-		c.Image = GitFetcherImage
+		c.Image = orDefault(b.defaults.GitFetcherImage, GitFetcherImage)
 		c.Args = []string{gitFetchScript}
 		c.Env = []corev1.EnvVar{
 			{Name: "GIT_URL", Value: g.URL},
@@ -84,7 +84,7 @@ func (b build) fetcher() (corev1.Container, []corev1.Volume) {
 		}
 	case src.S3 != nil:
 		s := src.S3
-		c.Image = S3FetcherImage
+		c.Image = orDefault(b.defaults.S3FetcherImage, S3FetcherImage)
 		c.Args = []string{s3FetchScript}
 		c.Env = []corev1.EnvVar{
 			{Name: "S3_ENDPOINT", Value: string(deref(s.Endpoint))},
@@ -107,4 +107,12 @@ func secretEnv(name, secret, key string) corev1.EnvVar {
 	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 		LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: key, Optional: ptr.To(true),
 	}}}
+}
+
+// orDefault is s, or def when s is empty.
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -38,6 +38,9 @@ func Function(in FunctionInput) (*Objects, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := allowedBuild(spec.Build, in.Defaults); err != nil {
+			return nil, err
+		}
 		repo, err := Repository(spec, in.Defaults, in.Namespace, in.Name)
 		if err != nil {
 			return nil, err
@@ -63,6 +66,7 @@ func Function(in FunctionInput) (*Objects, error) {
 			if out.BuildJob, err = bd.job(files); err != nil {
 				return nil, err
 			}
+			out.BuildNetworkPolicy = bd.networkPolicy()
 			out.Pending = append(out.Pending, pendingBuild+out.BuildJob.Name)
 		}
 	}

@@ -1,8 +1,11 @@
 package render
 
 import (
+	"time"
+
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,8 +23,23 @@ type Defaults struct {
 	// when empty.
 	ExecutorImage string
 
-	// CacheRepo turns on Kaniko's layer cache in this repository.
+	// AllowedExecutorImages a spec may pick besides ExecutorImage.
+	AllowedExecutorImages []string
+
+	// GitFetcherImage and S3FetcherImage fetch sources; GitFetcherImage
+	// and S3FetcherImage of this package when empty.
+	GitFetcherImage, S3FetcherImage string
+
+	// MaxTimeout is the longest build a spec may ask for;
+	// DefaultMaxBuildTimeout when zero.
+	MaxTimeout time.Duration
+
+	// CacheRepo turns on Kaniko's layer cache; each namespace caches in
+	// its own repository below it.
 	CacheRepo string
+
+	// Network limits where build pods may connect.
+	Network Network
 
 	// PushSecretName is a docker-config Secret used to push images.
 	PushSecretName string
@@ -30,18 +48,49 @@ type Defaults struct {
 	InsecureRegistries []string
 }
 
+// Network is where build pods may connect.
+type Network struct {
+	// Unrestricted builds get no NetworkPolicy.
+	Unrestricted bool
+	// ClusterCIDRs are refused; DefaultClusterCIDRs when empty.
+	ClusterCIDRs []string
+	// Deny are refused too: the networks the provider or function is told
+	// to refuse, and the API server's address.
+	Deny []string
+	// AllowNamespaces and AllowCIDRs may be reached despite ClusterCIDRs.
+	AllowNamespaces, AllowCIDRs []string
+}
+
 // BuildDefaults are the Defaults of a ProviderConfig's or a function Input's
-// build settings.
+// build settings. A timeout that does not parse is left to the default: the
+// schema admits only durations.
 func BuildDefaults(b *v1alpha1.BuildDefaults) Defaults {
 	if b == nil {
 		return Defaults{}
 	}
-	d := Defaults{InsecureRegistries: b.InsecureRegistries}
+	d := Defaults{InsecureRegistries: b.InsecureRegistries, AllowedExecutorImages: b.AllowedExecutorImages}
 	if b.Registry != nil {
 		d.Registry = string(*b.Registry)
 	}
 	if b.ExecutorImage != nil {
 		d.ExecutorImage = *b.ExecutorImage
+	}
+	if b.GitFetcherImage != nil {
+		d.GitFetcherImage = *b.GitFetcherImage
+	}
+	if b.S3FetcherImage != nil {
+		d.S3FetcherImage = *b.S3FetcherImage
+	}
+	if b.MaxTimeout != nil {
+		d.MaxTimeout, _ = time.ParseDuration(string(*b.MaxTimeout))
+	}
+	if n := b.Network; n != nil {
+		d.Network = Network{
+			Unrestricted:    n.Policy == v1alpha1.BuildNetworkUnrestricted,
+			ClusterCIDRs:    strs(n.ClusterCIDRs),
+			AllowNamespaces: strs(n.AllowNamespaces),
+			AllowCIDRs:      strs(n.AllowCIDRs),
+		}
 	}
 	if b.CacheRepo != nil {
 		d.CacheRepo = string(*b.CacheRepo)
@@ -50,6 +99,18 @@ func BuildDefaults(b *v1alpha1.BuildDefaults) Defaults {
 		d.PushSecretName = string(b.PushSecretRef.Name)
 	}
 	return d
+}
+
+// strs converts a list of a string type.
+func strs[T ~string](in []T) []string {
+	if in == nil {
+		return nil
+	}
+	out := make([]string, len(in))
+	for i, v := range in {
+		out[i] = string(v)
+	}
+	return out
 }
 
 // Observed are facts about the cluster that render cannot know by itself.
@@ -109,21 +170,34 @@ type Objects struct {
 	Pending []string
 
 	BuildContext *corev1.ConfigMap
-	BuildJob     *batchv1.Job
+	// BuildNetworkPolicy limits where the build's pods may connect; nil
+	// when the defaults say Unrestricted.
+	BuildNetworkPolicy *networkingv1.NetworkPolicy
+	BuildJob           *batchv1.Job
 	Service      *servingv1.Service
 	Broker       *eventingv1.Broker
 	Triggers     []*eventingv1.Trigger
 }
 
-// All returns the wanted objects in the order they are applied.
-func (o *Objects) All() []client.Object {
+// Build returns the build's objects in the order they are applied: its
+// pods never start before the NetworkPolicy that limits them exists.
+func (o *Objects) Build() []client.Object {
 	var all []client.Object
 	if o.BuildContext != nil {
 		all = append(all, o.BuildContext)
 	}
+	if o.BuildNetworkPolicy != nil {
+		all = append(all, o.BuildNetworkPolicy)
+	}
 	if o.BuildJob != nil {
 		all = append(all, o.BuildJob)
 	}
+	return all
+}
+
+// All returns the wanted objects in the order they are applied.
+func (o *Objects) All() []client.Object {
+	all := o.Build()
 	if o.Broker != nil {
 		all = append(all, o.Broker)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -25,9 +26,12 @@ var update = flag.Bool("update", false, "rewrite the golden files from what rend
 
 // testDefaults are the provider config defaults of every golden case.
 var testDefaults = Defaults{
-	Registry:           "registry.local:5000/lambdas",
-	InsecureRegistries: []string{"registry.local:5000"},
-	PushSecretName:     "registry-push",
+	Registry:              "registry.local:5000/lambdas",
+	InsecureRegistries:    []string{"registry.local:5000"},
+	PushSecretName:        "registry-push",
+	AllowedExecutorImages: []string{"registry.local:5000/kaniko/executor:v1.25.0", "registry.local/kaniko:v2"},
+	MaxTimeout:            2 * time.Hour,
+	Network:               Network{AllowNamespaces: []string{"registry"}},
 }
 
 // testObserved are the cluster facts of every golden case: a resolved git

@@ -59,7 +59,7 @@ func SafeDialer(p Policy) DialContextFn {
 // an address is refused too, and dials the address it checked, so the name
 // cannot resolve elsewhere then.
 func RefusingDialer(lookup LookupFn, dial DialContextFn, p Policy) DialContextFn {
-	p.Deny = append(slices.Clip(p.Deny), apiServerService()...)
+	p.Deny = append(slices.Clip(p.Deny), APIServerService()...)
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
@@ -105,9 +105,9 @@ func in(a netip.Addr, networks []netip.Prefix) bool {
 	return slices.ContainsFunc(networks, func(p netip.Prefix) bool { return p.Contains(a) })
 }
 
-// apiServerService is the address a pod reaches the cluster's API server
+// APIServerService is the address a pod reaches the cluster's API server
 // at, which kubelet gives every pod; none outside a pod.
-func apiServerService() []netip.Prefix {
+func APIServerService() []netip.Prefix {
 	a, err := netip.ParseAddr(os.Getenv("KUBERNETES_SERVICE_HOST"))
 	if err != nil {
 		return nil
@@ -134,4 +134,15 @@ func HTTPClient(dial DialContextFn) *http.Client {
 	t.DialContext = dial
 	t.Proxy = nil
 	return &http.Client{Transport: t, Timeout: 30 * time.Second}
+}
+
+// BuildDeny is what build pods may not reach besides what render always
+// refuses: the networks in deny and the cluster's API server.
+func BuildDeny(deny []netip.Prefix) []string {
+	all := slices.Concat(deny, APIServerService())
+	out := make([]string, len(all))
+	for i, p := range all {
+		out[i] = p.String()
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -42,8 +43,8 @@ const (
 const fieldManagerPrefix = "provider-knative-lambda/"
 
 // ownedKinds are the kinds of object a resource owns alone, found by its
-// labels. Jobs and ConfigMaps are its builds. Brokers are shared, so they are
-// found by name.
+// labels. Jobs, ConfigMaps and NetworkPolicies are its builds. Brokers are
+// shared, so they are found by name.
 var ownedKinds = []struct {
 	kind  string
 	list  func() client.ObjectList
@@ -53,6 +54,7 @@ var ownedKinds = []struct {
 	{kind: "Trigger", list: func() client.ObjectList { return &eventingv1.TriggerList{} }},
 	{kind: "Job", list: func() client.ObjectList { return &batchv1.JobList{} }, build: true},
 	{kind: "ConfigMap", list: func() client.ObjectList { return &corev1.ConfigMapList{} }, build: true},
+	{kind: "NetworkPolicy", list: func() client.ObjectList { return &networkingv1.NetworkPolicyList{} }, build: true},
 }
 
 // A deployer keeps one resource's objects in a target cluster as render
@@ -203,7 +205,7 @@ func nameConflict(mg resource.Managed, st liveState) (managed.ExternalObservatio
 // apply server-side applies the desired objects. With prune it also deletes
 // the resource's objects that are no longer desired, and the build-context
 // ConfigMaps, which nothing reads once a built image is deployed; Jobs stay
-// until their TTL. A build starts without prune, so the Service keeps serving
+// until their TTL, and the NetworkPolicy of a build as long as its Job. A build starts without prune, so the Service keeps serving
 // meanwhile. It never takes over an object that is not the resource's own,
 // nor a Broker that the provider did not create.
 func (d deployer) apply(ctx context.Context, desired []client.Object, prune bool) error {
@@ -226,8 +228,7 @@ func (d deployer) apply(ctx context.Context, desired []client.Object, prune bool
 		}
 	}
 	for k, o := range st.objects {
-		_, isConfigMap := o.obj.(*corev1.ConfigMap)
-		if !prune || want[k] || (o.build && !isConfigMap) {
+		if !prune || want[k] || o.build && !buildDone(o.obj, st) {
 			continue
 		}
 		if err := d.kube.Delete(ctx, o.obj); client.IgnoreNotFound(err) != nil {
@@ -235,6 +236,20 @@ func (d deployer) apply(ctx context.Context, desired []client.Object, prune bool
 		}
 	}
 	return nil
+}
+
+// buildDone is true of a build's object nothing needs any more: its
+// ConfigMap once the build is over, its NetworkPolicy once its Job is gone.
+// A Job is never done: its TTL removes it.
+func buildDone(o client.Object, st liveState) bool {
+	switch o.(type) {
+	case *corev1.ConfigMap:
+		return true
+	case *networkingv1.NetworkPolicy:
+		_, running := st.objects["Job/"+o.GetName()]
+		return !running
+	}
+	return false
 }
 
 // remove deletes every object of the resource and then, if broker names one

@@ -87,7 +87,7 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 			}
 			// This identity was never built: Create or Update starts its
 			// build, and the Service keeps its last image meanwhile.
-			c.desired = []client.Object{objs.BuildContext, objs.BuildJob}
+			c.desired = objs.Build()
 			if objs.Broker != nil {
 				c.desired = append(c.desired, objs.Broker)
 			}

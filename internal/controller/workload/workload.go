@@ -79,6 +79,9 @@ type Dependencies struct {
 	Targets *clients.Cache
 	// Sources resolves git and S3 sources to their identity.
 	Sources source.Resolver
+	// BuildDeny are networks build pods may not reach, besides what render
+	// always refuses.
+	BuildDeny []string
 }
 
 // DefaultDependencies are the provider's: target clients cached per
@@ -87,8 +90,9 @@ type Dependencies struct {
 // clusters may be in allowTargets even where the dialer refuses them.
 func DefaultDependencies(mgr ctrl.Manager, deny, allowTargets []netip.Prefix) Dependencies {
 	return Dependencies{
-		Targets: clients.NewCache(clients.Target{Client: mgr.GetClient(), Uncached: mgr.GetAPIReader()}, clients.TargetClients(mgr), source.SafeDialer(source.Policy{Deny: deny, Allow: allowTargets})),
-		Sources: source.NewResolver(source.HTTPClient(source.SafeDialer(source.Policy{Deny: deny}))),
+		Targets:   clients.NewCache(clients.Target{Client: mgr.GetClient(), Uncached: mgr.GetAPIReader()}, clients.TargetClients(mgr), source.SafeDialer(source.Policy{Deny: deny, Allow: allowTargets})),
+		Sources:   source.NewResolver(source.HTTPClient(source.SafeDialer(source.Policy{Deny: deny}))),
+		BuildDeny: source.BuildDeny(deny),
 	}
 }
 
@@ -124,6 +128,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	if err := c.usage.Track(ctx, mg); err != nil {
 		return nil, errors.Wrap(err, errTrackUsage)
 	}
+	cfg.Defaults.Network.Deny = c.deps.BuildDeny
 	kube, err := c.deps.Targets.For(cfg)
 	if err != nil {
 		return nil, errors.Wrap(err, errTarget)

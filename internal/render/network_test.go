@@ -1,0 +1,156 @@
+package render
+
+import (
+	"net/netip"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	klabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+)
+
+// A destination is where a build pod connects: an address, the namespace
+// of the pod behind it (empty outside the cluster), a port and protocol.
+type destination struct {
+	ip        string
+	namespace string
+	port      int32
+	protocol  corev1.Protocol
+}
+
+// admits says whether a NetworkPolicy lets the pods it selects connect to
+// d, as Kubernetes defines it: some egress rule whose ports hold d's port
+// (none: every port) and whose peers hold d (none: every peer).
+func admits(t *testing.T, p *networkingv1.NetworkPolicy, d destination) bool {
+	t.Helper()
+	ip := netip.MustParseAddr(d.ip)
+	for _, r := range p.Spec.Egress {
+		if !portIn(r.Ports, d) {
+			continue
+		}
+		if len(r.To) == 0 {
+			return true
+		}
+		for _, peer := range r.To {
+			if peerHolds(t, peer, ip, d.namespace) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func portIn(ports []networkingv1.NetworkPolicyPort, d destination) bool {
+	if len(ports) == 0 {
+		return true
+	}
+	for _, p := range ports {
+		if (p.Protocol == nil || *p.Protocol == d.protocol) && (p.Port == nil || p.Port.IntVal == d.port) {
+			return true
+		}
+	}
+	return false
+}
+
+func peerHolds(t *testing.T, peer networkingv1.NetworkPolicyPeer, ip netip.Addr, namespace string) bool {
+	t.Helper()
+	if b := peer.IPBlock; b != nil {
+		if !netip.MustParsePrefix(b.CIDR).Contains(ip) {
+			return false
+		}
+		for _, e := range b.Except {
+			if netip.MustParsePrefix(e).Contains(ip) {
+				return false
+			}
+		}
+		return true
+	}
+	if peer.NamespaceSelector == nil || namespace == "" {
+		return false
+	}
+	sel, err := metav1.LabelSelectorAsSelector(peer.NamespaceSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sel.Matches(klabels.Set{corev1.LabelMetadataName: namespace})
+}
+
+// TestBuildNetworkPolicyAdmits renders a build's NetworkPolicy and checks
+// which destinations it admits. Before, build pods, which run the team's
+// package scripts as root, could reach all of them.
+func TestBuildNetworkPolicyAdmits(t *testing.T) {
+	in := FunctionInput{
+		Namespace: "apps", Name: "hello",
+		Spec: v1alpha1.LambdaFunctionParameters{
+			Source:  v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{Code: "def handler(event, context):\n    return event\n"}},
+			Runtime: &v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguagePython)},
+		},
+		Defaults: Defaults{
+			Registry: "registry.registry.svc:5000/lambdas",
+			Network:  Network{AllowNamespaces: []string{"registry", "minio"}, Deny: []string{"203.0.113.0/24"}},
+		},
+	}
+	objs, err := Function(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := objs.BuildNetworkPolicy
+	if p == nil {
+		t.Fatal("a build has no NetworkPolicy; want one unless the provider config says Unrestricted")
+	}
+	if got, want := p.Spec.PodSelector.MatchLabels, objs.BuildJob.Spec.Template.Labels; !klabels.SelectorFromSet(got).Matches(klabels.Set(want)) {
+		t.Errorf("the NetworkPolicy selects %v, which the build pod's labels %v do not match", got, want)
+	}
+	if len(p.Spec.Ingress) > 0 || len(p.Spec.PolicyTypes) != 2 {
+		t.Errorf("the NetworkPolicy admits ingress: %v, %v; want none", p.Spec.PolicyTypes, p.Spec.Ingress)
+	}
+	tcp, udp := corev1.ProtocolTCP, corev1.ProtocolUDP
+	cases := map[string]struct {
+		reason string
+		d      destination
+		want   bool
+	}{
+		"Metadata":        {reason: "The cloud metadata service.", d: destination{ip: "169.254.169.254", port: 80, protocol: tcp}},
+		"MetadataV6":      {reason: "AWS's IPv6 metadata service.", d: destination{ip: "fd00:ec2::254", port: 80, protocol: tcp}},
+		"Alibaba":         {reason: "Alibaba Cloud's metadata service.", d: destination{ip: "100.100.100.200", port: 80, protocol: tcp}},
+		"APIServer":       {reason: "The API server's Service, in the cluster's networks.", d: destination{ip: "10.96.0.1", port: 443, protocol: tcp}},
+		"AnotherTeam":     {reason: "A pod of another namespace.", d: destination{ip: "10.244.1.5", namespace: "payments", port: 8080, protocol: tcp}},
+		"Denied":          {reason: "A network the provider is told to refuse.", d: destination{ip: "203.0.113.7", port: 443, protocol: tcp}},
+		"Internet":        {reason: "A package index on the internet.", d: destination{ip: "151.101.0.223", port: 443, protocol: tcp}, want: true},
+		"InternetV6":      {reason: "A package index over IPv6.", d: destination{ip: "2a04:4e42::223", port: 443, protocol: tcp}, want: true},
+		"KubeDNS":         {reason: "Cluster DNS.", d: destination{ip: "10.96.0.10", port: 53, protocol: udp}, want: true},
+		"NodeLocalDNS":    {reason: "A node-local DNS cache on a link-local address.", d: destination{ip: "169.254.20.10", port: 53, protocol: udp}, want: true},
+		"Registry":        {reason: "The in-cluster registry the provider config allows.", d: destination{ip: "10.244.2.9", namespace: "registry", port: 5000, protocol: tcp}, want: true},
+		"MinIO":           {reason: "The in-cluster MinIO the provider config allows.", d: destination{ip: "10.244.3.4", namespace: "minio", port: 9000, protocol: tcp}, want: true},
+		"MetadataOnDNS53": {reason: "Port 53 is open everywhere, for DNS; metadata serves on 80.", d: destination{ip: "169.254.169.254", port: 80, protocol: udp}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := admits(t, p, tc.d); got != tc.want {
+				t.Errorf("\n%s\nadmits(%+v) = %t; want %t", tc.reason, tc.d, got, tc.want)
+			}
+		})
+	}
+
+	in.Defaults.Network = Network{Unrestricted: true}
+	if objs, err := Function(in); err != nil || objs.BuildNetworkPolicy != nil {
+		t.Errorf("Unrestricted: %v, %v; want no NetworkPolicy", objs.BuildNetworkPolicy, err)
+	}
+	in.Defaults.Network = Network{ClusterCIDRs: []string{"10.244.0.0/16", "10.96.0.0/12"}, AllowCIDRs: []string{"192.168.10.0/24"}}
+	objs, err = Function(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []struct {
+		ip   string
+		want bool
+	}{{"10.244.1.5", false}, {"10.96.0.1", false}, {"192.168.10.20", true}, {"172.20.0.4", true}} {
+		if got := admits(t, objs.BuildNetworkPolicy, destination{ip: d.ip, port: 443, protocol: tcp}); got != d.want {
+			t.Errorf("with the cluster's own networks named, admits(%s) = %t; want %t", d.ip, got, d.want)
+		}
+	}
+}
