@@ -47,8 +47,8 @@ const (
 	// unless it says otherwise.
 	DefaultMaxBuildTimeout = 30 * time.Minute
 	defaultBuildTimeout    = 15 * time.Minute
-	buildBackoffLimit   = 1
-	buildTTLSeconds     = 24 * 60 * 60
+	buildBackoffLimit      = 1
+	buildTTLSeconds        = 24 * 60 * 60
 )
 
 // Paths inside a build pod.

@@ -174,9 +174,9 @@ type Objects struct {
 	// when the defaults say Unrestricted.
 	BuildNetworkPolicy *networkingv1.NetworkPolicy
 	BuildJob           *batchv1.Job
-	Service      *servingv1.Service
-	Broker       *eventingv1.Broker
-	Triggers     []*eventingv1.Trigger
+	Service            *servingv1.Service
+	Broker             *eventingv1.Broker
+	Triggers           []*eventingv1.Trigger
 }
 
 // Build returns the build's objects in the order they are applied: its
