@@ -1,7 +1,11 @@
 package main
 
 import (
+	"slices"
+	"strings"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -10,17 +14,17 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/platform/v1alpha1"
 )
 
-// Labels Crossplane sets on a legacy composite resource made for a claim.
 const (
-	labelClaimName      = "crossplane.io/claim-name"
-	labelClaimNamespace = "crossplane.io/claim-namespace"
+	errDecodeXR      = "cannot decode the composite resource"
+	errFmtNoClaim    = "%s %s is cluster scoped and has no claim: its objects go to the claim's namespace, so create a %s instead"
+	errFmtNoObject   = "cannot read the observed %s"
+	errFmtSystemNS   = "the claim of %s %s is in namespace %s, a system namespace: nothing is composed there unless the function's Input lists it in allowedSystemNamespaces"
+	kubeSystemPrefix = "kube-"
 )
 
-const (
-	errDecodeXR    = "cannot decode the composite resource"
-	errFmtNoClaim  = "%s %s is cluster scoped and has no claim: its objects go to the claim's namespace, so create a %s instead"
-	errFmtNoObject = "cannot read the observed %s"
-)
+// systemNamespaces are where a claim's objects never go unless the Input
+// allows it, besides any namespace named kube-* or knative-*.
+var systemNamespaces = []string{"crossplane-system"}
 
 // A composite is the composite resource a pass works for, and where and as
 // what its objects are named.
@@ -38,6 +42,9 @@ type composite struct {
 	// generation of a namespaced XR's spec; 0 for a legacy XR, whose claim
 	// counts its own generations.
 	generation int64
+
+	// legacy is true of a cluster-scoped XR made for a claim.
+	legacy bool
 
 	lambdaXR v1alpha1.Lambda
 	agentXR  v1alpha1.Agent
@@ -57,11 +64,14 @@ func compositeOf(xr *resource.Composite) (composite, error) {
 		return c, errors.Errorf(errFmtNoKind, c.kind)
 	}
 	if c.namespace == "" {
-		l := u.GetLabels()
-		if l[labelClaimNamespace] == "" {
+		// Only the claim reference Crossplane binds: labels can be set by
+		// anyone who writes the XR, and would choose any namespace.
+		ns, _, _ := unstructured.NestedString(u.Object, "spec", "claimRef", "namespace")
+		name, _, _ := unstructured.NestedString(u.Object, "spec", "claimRef", "name")
+		if ns == "" || name == "" {
 			return c, errors.Errorf(errFmtNoClaim, c.kind, c.name, claimKind(c))
 		}
-		c.namespace, c.name = l[labelClaimNamespace], l[labelClaimName]
+		c.namespace, c.name, c.legacy = ns, name, true
 	}
 	// Crossplane's own spec fields (compositionRef, claimRef and the like)
 	// are not ours and are left out.
@@ -81,4 +91,15 @@ func claimKind(c composite) string {
 		return v1alpha1.AgentClaimKind
 	}
 	return v1alpha1.LambdaClaimKind
+}
+
+// systemNamespace refuses a legacy XR whose claim is in a system namespace
+// that allowed does not list.
+func (c composite) systemNamespace(allowed []string) error {
+	ns := c.namespace
+	system := slices.Contains(systemNamespaces, ns) || strings.HasPrefix(ns, kubeSystemPrefix) || strings.HasPrefix(ns, "knative-")
+	if !c.legacy || !system || slices.Contains(allowed, ns) {
+		return nil
+	}
+	return errors.Errorf(errFmtSystemNS, c.kind, c.name, ns)
 }

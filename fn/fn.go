@@ -72,7 +72,11 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	f.log.Debug("Running", "xr", p.xr.name, "namespace", p.xr.namespace, "kind", p.xr.kind, "mode", in.Mode)
 
 	var o outcome
+	refused := p.xr.systemNamespace(in.AllowedSystemNamespaces)
 	switch mode := modeOf(in); {
+	case refused != nil:
+		p.keep(all)
+		o = stalled(v1alpha1.ReasonInvalid, refused.Error())
 	case mode == v1beta1.ModeManaged:
 		o, err = p.managed(in)
 	case mode != v1beta1.ModeDirect:

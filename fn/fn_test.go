@@ -422,7 +422,7 @@ func TestRunFunction(t *testing.T) {
 				t.Fatalf("%s\nRunFunction(...): %v", tc.reason, err)
 			}
 			status := tc.want.status
-			if !strings.Contains(tc.xr, labelClaimName) {
+			if !strings.Contains(tc.xr, "claimRef") {
 				// Namespaced XRs report the generation a pass acted on.
 				status = strings.TrimSuffix(status, "}") + `,"observedGeneration":1}`
 			}
@@ -567,9 +567,16 @@ func legacyXR(t testing.TB, kind, name, spec string) string {
 	t.Helper()
 	return toJSON(t, map[string]any{
 		"apiVersion": "platform.lambda.crossplane.io/v1alpha1", "kind": kind,
-		"metadata": map[string]any{"name": name, "labels": map[string]any{labelClaimName: testName, labelClaimNamespace: testNS}},
-		"spec":     fromYAML(t, spec),
+		"metadata": map[string]any{"name": name, "labels": map[string]any{"crossplane.io/claim-name": testName, "crossplane.io/claim-namespace": testNS}},
+		"spec":     withClaimRef(fromYAML(t, spec), kind, testNS, testName),
 	})
+}
+
+// withClaimRef is a legacy XR's spec with the claim reference Crossplane
+// binds it with.
+func withClaimRef(spec map[string]any, kind, ns, name string) map[string]any {
+	spec["claimRef"] = map[string]any{"apiVersion": "platform.lambda.crossplane.io/v1alpha1", "kind": strings.TrimPrefix(kind, "X") + "Claim", "namespace": ns, "name": name}
+	return spec
 }
 
 func fromYAML(t testing.TB, y string) map[string]any {

@@ -212,7 +212,8 @@ func startFunction(ctx context.Context, t *testing.T, dir string) string {
 
 // compositeOfExample is the composite resource of an example: an XR as it
 // is, a claim as the XR Crossplane makes of it (cluster scoped, named after
-// the claim with a suffix, labelled with the claim's name and namespace).
+// the claim with a suffix, labelled with the claim's name and namespace and
+// bound to it by spec.claimRef).
 // Other manifests, such as namespaces, have none.
 func compositeOfExample(t *testing.T, path string) ([]byte, bool) {
 	t.Helper()
@@ -228,11 +229,12 @@ func compositeOfExample(t *testing.T, path string) ([]byte, bool) {
 	case platform.LambdaKind, platform.AgentKind:
 		return b, true
 	case platform.LambdaClaimKind, platform.AgentClaimKind:
-		xr := &unstructured.Unstructured{Object: map[string]any{"spec": u.Object["spec"]}}
+		spec, _ := u.Object["spec"].(map[string]any)
+		xr := &unstructured.Unstructured{Object: map[string]any{"spec": withClaimRef(spec, "X"+strings.TrimSuffix(u.GetKind(), "Claim"), u.GetNamespace(), u.GetName())}}
 		xr.SetAPIVersion(u.GetAPIVersion())
 		xr.SetKind("X" + strings.TrimSuffix(u.GetKind(), "Claim"))
 		xr.SetName(u.GetName() + "-x7k2p")
-		xr.SetLabels(map[string]string{labelClaimName: u.GetName(), labelClaimNamespace: u.GetNamespace()})
+		xr.SetLabels(map[string]string{"crossplane.io/claim-name": u.GetName(), "crossplane.io/claim-namespace": u.GetNamespace()})
 		out, err := yaml.Marshal(xr.Object)
 		if err != nil {
 			t.Fatal(err)

@@ -77,8 +77,9 @@ func compositionName(d definition, mode v1beta1.Mode) string {
 	return plural(d.kind) + "-" + strings.ToLower(string(mode))
 }
 
-// readSchema reads the spec and status of a generated CRD's schema: what an
-// XRD declares. Crossplane adds its own fields to both.
+// readSchema reads the spec and status of a generated CRD's schema, and its
+// rules about the whole object, such as the name rule: what an XRD declares.
+// Crossplane adds its own fields to both and keeps the rules.
 func readSchema(path string) (map[string]any, error) {
 	b, err := os.ReadFile(path) //nolint:gosec // A path make passes.
 	if err != nil {
@@ -90,7 +91,7 @@ func readSchema(path string) (map[string]any, error) {
 	}
 	s := crd.Spec.Versions[0].Schema.OpenAPIV3Schema
 	props := map[string]extv1.JSONSchemaProps{"spec": s.Properties["spec"], "status": s.Properties["status"]}
-	kept := extv1.JSONSchemaProps{Type: "object", Properties: props, Required: []string{"spec"}}
+	kept := extv1.JSONSchemaProps{Type: "object", Properties: props, Required: []string{"spec"}, XValidations: s.XValidations}
 	j, err := yaml.Marshal(kept)
 	if err != nil {
 		return nil, err

@@ -26,6 +26,10 @@ type LambdaStatus struct {
 
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:path=lambdas,scope=Namespaced,categories={lambda}
+// The name rule of the managed resources, for the XRs and claims offered in
+// their place. A legacy XR is named after its claim with Crossplane's
+// six-character suffix, and its objects after the claim.
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= (self.kind.startsWith('X') ? 46 : 40)",message="metadata.name must be a DNS-1035 label of at most 40 characters: it names the Knative Service and its build Jobs"
 
 // A Lambda is a function as a composite resource.
 type Lambda struct {

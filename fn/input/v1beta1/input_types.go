@@ -38,6 +38,15 @@ type Input struct {
 	// +optional
 	Mode Mode `json:"mode,omitempty"`
 
+	// AllowedSystemNamespaces are system namespaces (crossplane-system,
+	// kube-* and knative-*) a legacy composite
+	// resource's claim may be in. The objects of a claim go to its
+	// namespace; one in a system namespace is refused unless listed here.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=set
+	// +optional
+	AllowedSystemNamespaces []string `json:"allowedSystemNamespaces,omitempty"`
+
 	// Build are the build settings of Direct mode, as a ProviderConfig's are
 	// for managed resources; when set, providerConfigRef's are not read. A
 	// composite resource's own build settings win over either.

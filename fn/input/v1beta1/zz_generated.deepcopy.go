@@ -31,6 +31,11 @@ func (in *Input) DeepCopyInto(out *Input) {
 	*out = *in
 	out.TypeMeta = in.TypeMeta
 	in.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	if in.AllowedSystemNamespaces != nil {
+		in, out := &in.AllowedSystemNamespaces, &out.AllowedSystemNamespaces
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Build != nil {
 		in, out := &in.Build, &out.Build
 		*out = new(v1alpha1.BuildDefaults)

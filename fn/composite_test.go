@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// TestLegacyNamespace checks where a legacy XR's objects go. Before, the
+// claim-namespace label chose it, and anyone who could create an XLambda
+// could aim it at kube-system; now only the claim reference does, and a
+// system namespace is refused unless the Input allows it.
+func TestLegacyNamespace(t *testing.T) {
+	spec := `{"source":{"image":{"repository":"ghcr.io/acme/fn","tag":"v1"}}}`
+	labelled := `{"apiVersion":"platform.lambda.crossplane.io/v1alpha1","kind":"XLambda","metadata":{"name":"grab","labels":{"crossplane.io/claim-name":"grab","crossplane.io/claim-namespace":"kube-system"}},"spec":` + spec + `}`
+	inKubeSystem := strings.Replace(legacyXR(t, "XLambda", "grab", spec), `"namespace":"`+testNS+`"`, `"namespace":"kube-system"`, 1)
+	cases := map[string]struct {
+		reason string
+		xr     string
+		input  string
+		want   string
+	}{
+		"LabelOnly": {
+			reason: "Labels alone name no claim: nothing is composed.",
+			xr:     labelled,
+			want:   "is cluster scoped and has no claim",
+		},
+		"ClaimInKubeSystem": {
+			reason: "A claim reference into kube-system is refused.",
+			xr:     inKubeSystem,
+			want:   "a system namespace",
+		},
+		"AllowedByInput": {
+			reason: "The platform may allow a system namespace in the Input.",
+			xr:     inKubeSystem,
+			input:  `{"apiVersion":"fn.lambda.crossplane.io/v1beta1","kind":"Input","build":{"registry":"registry.test/lambdas"},"allowedSystemNamespaces":["kube-system"]}`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if !strings.Contains(tc.xr, "kube-system") {
+				t.Fatalf("the case's XR does not aim at kube-system: %s", tc.xr)
+			}
+			input := tc.input
+			if input == "" {
+				input = testInput
+			}
+			req := &fnv1.RunFunctionRequest{Input: mustStruct(t, input), Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, tc.xr)}}}
+			rsp, err := (&Function{log: logging.NewNopLogger(), sources: noSources(t)}).RunFunction(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var said []string
+			for _, r := range rsp.GetResults() {
+				said = append(said, r.GetMessage())
+			}
+			for _, c := range rsp.GetConditions() {
+				said = append(said, c.GetMessage())
+			}
+			got := strings.Join(said, "; ")
+			composed := 0
+			for _, r := range rsp.GetDesired().GetResources() {
+				if strings.Contains(r.GetResource().String(), "kube-system") {
+					composed++
+				}
+			}
+			if tc.want == "" {
+				if composed == 0 {
+					t.Errorf("\n%s\nnothing was composed in kube-system: %s", tc.reason, got)
+				}
+				return
+			}
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("\n%s\nRunFunction said %q; want %q", tc.reason, got, tc.want)
+			}
+			if composed > 0 {
+				t.Errorf("\n%s\n%d objects composed in kube-system", tc.reason, composed)
+			}
+		})
+	}
+}
