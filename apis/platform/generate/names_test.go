@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	xpextv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/xcrd"
+	xpextv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 )
