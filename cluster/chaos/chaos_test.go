@@ -17,7 +17,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -26,7 +25,6 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
-	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 )
 
 // The size of the run. go test's defaults are the fast subset make test
@@ -60,28 +58,7 @@ func TestChaos(t *testing.T) {
 	fig := &figures{seed: s, functions: *functions}
 
 	dir := t.TempDir()
-	cp, err := local.StartWithAllCRDs(ctx, local.Options{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cp.Stop() })
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := clients.ManagerScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kube, err := client.New(cp.Config, client.Options{Scheme: sch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}, newProviderConfig(namespace)} {
-		if err := kube.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cp, kubeconfig, kube := newStage(ctx, t, dir, namespace)
 	// The garbage collector deletes a deleted function's usage of its
 	// provider config, and a deleted Job's pods, as in a cluster.
 	gcLog, err := os.Create(filepath.Join(dir, "kube-controller-manager.log"))

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -20,9 +18,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
-	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
-	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 )
 
 // TestEndlessSourceListing runs the provider as its own process against an
@@ -58,29 +54,8 @@ func TestEndlessSourceListing(t *testing.T) {
 	defer srv.Close() //nolint:errcheck // Best effort at the end of a test.
 
 	dir := t.TempDir()
-	cp, err := local.StartWithAllCRDs(ctx, local.Options{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cp.Stop() })
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	sch, err := clients.ManagerScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kube, err := client.New(cp.Config, client.Options{Scheme: sch})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, kubeconfig, kube := newStage(ctx, t, dir, "hostile")
 	const ns = "hostile"
-	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, newProviderConfig(ns)} {
-		if err := kube.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
 	prov := startProvider(ctx, t, kubeconfig, dir)
 
 	endpoint := v1alpha1.HTTPURL("http://" + l.Addr().String())

@@ -9,13 +9,16 @@ import (
 	"sync"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
+	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 )
 
 // root is the module's root, seen from this package.
@@ -146,4 +149,35 @@ func newProviderConfig(ns string) client.Object {
 			Build:       &v1alpha1.BuildDefaults{Registry: &registry},
 		},
 	}
+}
+
+// newStage starts a local control plane with every CRD, its data in dir,
+// and creates namespace ns with a ProviderConfig named default. It returns
+// the control plane, the path of its kubeconfig and an administrator's
+// client.
+func newStage(ctx context.Context, t *testing.T, dir, ns string) (*local.ControlPlane, string, client.Client) {
+	t.Helper()
+	cp, err := local.StartWithAllCRDs(ctx, local.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cp.Stop() })
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	sch, err := clients.ManagerScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := client.New(cp.Config, client.Options{Scheme: sch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, newProviderConfig(ns)} {
+		if err := kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cp, kubeconfig, kube
 }
