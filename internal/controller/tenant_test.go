@@ -55,6 +55,7 @@ func TestKubeconfigRefused(t *testing.T) {
 	if err := os.WriteFile(token, []byte("the-provider's-own-token"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	const inlineToken = "planted-7f3a9c41e2b84d06"
 	kubeconfig := func(user string) string {
 		return `apiVersion: v1
 kind: Config
@@ -79,7 +80,7 @@ current-context: target
 		},
 		{
 			reason: "Inline credentials, but the server is on the provider's loopback.", name: "loopback",
-			kubeconfig: kubeconfig(`token: t`),
+			kubeconfig: kubeconfig(`token: ` + inlineToken),
 			msg:        "refusing to connect to 127.0.0.1",
 		},
 	}
@@ -109,6 +110,22 @@ current-context: target
 	}
 	if n := accepted.Load(); n > 0 {
 		t.Errorf("the team's server saw %d connections from the provider; want none", n)
+	}
+	// The refusals name fields, never values: no token shows in what the
+	// provider wrote about the functions.
+	events := &corev1.EventList{}
+	if err := c.List(ctx, events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	fns := &v1alpha1.LambdaFunctionList{}
+	if err := c.List(ctx, fns, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	written := fmt.Sprintf("%+v %+v", events.Items, fns.Items)
+	for _, secret := range []string{inlineToken, "the-provider's-own-token"} {
+		if strings.Contains(written, secret) {
+			t.Errorf("the token %q appears in the functions' status or events", secret)
+		}
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the kubeconfig's credential plugin ran inside the provider")
