@@ -15,16 +15,18 @@ import (
 )
 
 const (
-	errDecodeXR      = "cannot decode the composite resource"
-	errFmtNoClaim    = "%s %s is cluster scoped and has no claim: its objects go to the claim's namespace, so create a %s instead"
-	errFmtNoObject   = "cannot read the observed %s"
-	errFmtSystemNS   = "the claim of %s %s is in namespace %s, a system namespace: nothing is composed there unless the function's Input lists it in allowedSystemNamespaces"
-	kubeSystemPrefix = "kube-"
+	errDecodeXR    = "cannot decode the composite resource"
+	errFmtNoClaim  = "%s %s is cluster scoped and has no claim: its objects go to the claim's namespace, so create a %s instead"
+	errFmtNoObject = "cannot read the observed %s"
+	errFmtSystemNS = "the claim of %s %s is in namespace %s, a system namespace: nothing is composed there unless the function's Input lists it in allowedSystemNamespaces"
 )
 
-// systemNamespaces are where a claim's objects never go unless the Input
-// allows it, besides any namespace named kube-* or knative-*.
-var systemNamespaces = []string{"crossplane-system"}
+// System namespaces, where a claim's objects never go unless the Input
+// allows it: these, and any whose name starts with one of the prefixes.
+var (
+	systemNamespaces        = []string{"crossplane-system"}
+	systemNamespacePrefixes = []string{"kube-", "knative-"}
+)
 
 // A composite is the composite resource a pass works for, and where and as
 // what its objects are named.
@@ -97,7 +99,7 @@ func claimKind(c composite) string {
 // that allowed does not list.
 func (c composite) systemNamespace(allowed []string) error {
 	ns := c.namespace
-	system := slices.Contains(systemNamespaces, ns) || strings.HasPrefix(ns, kubeSystemPrefix) || strings.HasPrefix(ns, "knative-")
+	system := slices.Contains(systemNamespaces, ns) || slices.ContainsFunc(systemNamespacePrefixes, func(p string) bool { return strings.HasPrefix(ns, p) })
 	if !c.legacy || !system || slices.Contains(allowed, ns) {
 		return nil
 	}

@@ -33,7 +33,7 @@ const (
 // A Target is how the provider reaches one target cluster.
 type Target struct {
 	// Client reads from informers, which see only the provider's own
-	// Jobs, pods and ConfigMaps.
+	// Jobs, pods, ConfigMaps and NetworkPolicies.
 	client.Client
 	// Uncached reads from the API server, for what informers cannot
 	// answer: whether an object that is not the provider's exists.
@@ -115,8 +115,8 @@ func (c *Cache) Start(ctx context.Context) error {
 	return nil
 }
 
-// Running is how many target clients run.
-func (c *Cache) Running() int {
+// running is how many target clients run.
+func (c *Cache) running() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.remote)

@@ -101,7 +101,7 @@ func TestCacheReleases(t *testing.T) {
 		if !l.stopped(old) {
 			t.Error("no Secret holds the old kubeconfig any more, but its client runs on")
 		}
-		if got := c.Running(); got != 2 {
+		if got := c.running(); got != 2 {
 			t.Errorf("%d clients run; want the 2 the Secrets hold now", got)
 		}
 	})
@@ -133,7 +133,7 @@ func TestCacheReleases(t *testing.T) {
 		get(t, c, "a.example.com", "ns/a/kubeconfig")
 		now = now.Add(time.Second)
 		get(t, c, "c.example.com", "ns/c/kubeconfig")
-		if got := c.Running(); got != 2 {
+		if got := c.running(); got != 2 {
 			t.Errorf("%d clients run; want at most 2", got)
 		}
 		if l.stopped(oldest) {

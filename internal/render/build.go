@@ -168,10 +168,7 @@ func allowedBuild(s *v1alpha1.Build, d Defaults) error {
 
 // executorImage is the executor the defaults choose.
 func executorImage(d Defaults) string {
-	if d.ExecutorImage != "" {
-		return d.ExecutorImage
-	}
-	return DefaultExecutorImage
+	return orDefault(d.ExecutorImage, DefaultExecutorImage)
 }
 
 // buildTimeout is how long a build may run.

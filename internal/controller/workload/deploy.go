@@ -175,8 +175,8 @@ func (d deployer) live(ctx context.Context, o client.Object, st liveState) (clie
 
 // foreign says which resource, if any, holds a desired object's name that
 // is not among this resource's objects. It reads the API server, not the
-// informers, which hold only the provider's Jobs and ConfigMaps; it is
-// called only for objects about to be created.
+// informers, which hold only the provider's Jobs, ConfigMaps and
+// NetworkPolicies; it is called only for objects about to be created.
 func (d deployer) foreign(ctx context.Context, o client.Object) (string, error) {
 	if _, isBroker := o.(*eventingv1.Broker); isBroker {
 		return "", nil
@@ -205,8 +205,8 @@ func nameConflict(mg resource.Managed, st liveState) (managed.ExternalObservatio
 // apply server-side applies the desired objects. With prune it also deletes
 // the resource's objects that are no longer desired, and the build-context
 // ConfigMaps, which nothing reads once a built image is deployed; Jobs stay
-// until their TTL, and the NetworkPolicy of a build as long as its Job. A build starts without prune, so the Service keeps serving
-// meanwhile. It never takes over an object that is not the resource's own,
+// until their TTL, and the NetworkPolicy of a build as long as its Job. A
+// build starts without prune, so the Service keeps serving meanwhile. It never takes over an object that is not the resource's own,
 // nor a Broker that the provider did not create.
 func (d deployer) apply(ctx context.Context, desired []client.Object, prune bool) error {
 	st, err := d.observe(ctx, desired)
