@@ -1,5 +1,7 @@
 package v1alpha1
 
+import "k8s.io/apimachinery/pkg/api/resource"
+
 // A Language is a runtime a function is built for.
 // +kubebuilder:validation:Enum=python;nodejs;go
 type Language string
@@ -38,6 +40,13 @@ type Runtime struct {
 	// +kubebuilder:default=8080
 	// +optional
 	Port int32 `json:"port,omitempty"`
+
+	// MaxRequestBody is the largest request body the wrapper reads, such as
+	// 6Mi (the default when empty); larger requests get 413. It applies to
+	// built functions only: an image serves its own limits.
+	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isInteger() && quantity(string(self)).compareTo(quantity('1Ki')) >= 0 && quantity(string(self)).compareTo(quantity('1Gi')) <= 0",message="must be a whole number of bytes from 1Ki to 1Gi"
+	// +optional
+	MaxRequestBody *resource.Quantity `json:"maxRequestBody,omitempty"`
 }
 
 // Build configures how a function's image is built by Kaniko.

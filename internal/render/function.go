@@ -1,6 +1,8 @@
 package render
 
 import (
+	"strconv"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -8,8 +10,9 @@ import (
 
 // Environment variables every function gets from render.
 const (
-	EnvHandler = "LAMBDA_HANDLER"
-	EnvSource  = "LAMBDA_SOURCE"
+	EnvHandler         = "LAMBDA_HANDLER"
+	EnvSource          = "LAMBDA_SOURCE"
+	EnvMaxRequestBytes = "LAMBDA_MAX_REQUEST_BYTES"
 )
 
 // pendingBuild says a function waits for its build.
@@ -34,6 +37,11 @@ func Function(in FunctionInput) (*Objects, error) {
 		}
 		port = rt.Port
 		set = append(set, corev1.EnvVar{Name: EnvHandler, Value: rt.Handler})
+		// Unset, the wrapper's own default holds, so a Service rendered
+		// before the field existed does not change.
+		if q := spec.Runtime.MaxRequestBody; q != nil {
+			set = append(set, corev1.EnvVar{Name: EnvMaxRequestBytes, Value: strconv.FormatInt(q.Value(), 10)})
+		}
 		sourceID, err := SourceIdentity(spec, in.Observed)
 		if err != nil {
 			return nil, err

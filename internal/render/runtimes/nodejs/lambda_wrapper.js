@@ -5,8 +5,10 @@
 // context) with the CloudEvent as an object of its attributes plus "data"; it
 // may be async. What it returns is the data of the reply event, of type
 // <type>.response with the request's id as subject. A handler that throws
-// gets an error event of type <type>.error and status 500; a request that is
-// not a CloudEvent gets 400.
+// gets an error event of type <type>.error and status 500, whose data does
+// not repeat the error: it goes to the log. A request that is not a
+// CloudEvent gets 400, and a body larger than LAMBDA_MAX_REQUEST_BYTES (6 MiB
+// when unset) gets 413.
 'use strict';
 
 const crypto = require('node:crypto');
@@ -18,8 +20,30 @@ const { pathToFileURL } = require('node:url');
 const REQUIRED = ['specversion', 'id', 'source', 'type'];
 const INVALID_TYPE = 'dev.knative.lambda.invalid';
 const SOURCE = process.env.LAMBDA_SOURCE || `/lambda/${process.env.K_SERVICE || 'local'}`;
+const DEFAULT_MAX_BODY = 6 * 1024 * 1024;
+// V8 parses JSON of any depth but cannot serialise it back, and handlers
+// that walk it overflow the stack; Python's parser stops near here too.
+const MAX_DEPTH = 1000;
+const HANDLER_FAILED = { error: "the handler failed; the function's log says why" };
 
 class BadEvent extends Error {}
+
+// A RequestError refuses a request before its body is read in full, so the
+// connection cannot serve another request.
+class RequestError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+function maxBody(raw) {
+  if (!raw) return DEFAULT_MAX_BODY;
+  if (!/^[0-9]{1,15}$/.test(raw) || Number(raw) < 1) {
+    throw new Error(`LAMBDA_MAX_REQUEST_BYTES must be a positive number of bytes, got ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
 
 // Once stopping, every reply closes its connection, so no client keeps the
 // server open.
@@ -38,15 +62,41 @@ async function loadHandler(spec, root) {
   return fn;
 }
 
+// nestedTooDeeply scans JSON text for arrays and objects open more than
+// MAX_DEPTH deep, skipping strings.
+function nestedTooDeeply(text) {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > MAX_DEPTH) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+function parseJSON(text, what) {
+  if (nestedTooDeeply(text)) throw new BadEvent(`${what} is nested more than ${MAX_DEPTH} levels deep`);
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new BadEvent(`${what} is not valid JSON: ${e.message}`);
+  }
+}
+
 function decodeData(contentType, body) {
   if (body.length === 0) return null;
   const media = contentType.split(';')[0].trim();
   if (media === 'application/json' || media.endsWith('+json')) {
-    try {
-      return JSON.parse(body.toString('utf8'));
-    } catch (e) {
-      throw new BadEvent(`data is not valid JSON: ${e.message}`);
-    }
+    return parseJSON(body.toString('utf8'), 'data');
   }
   if (media.startsWith('text/') || media === '') return body.toString('utf8');
   return body.toString('base64');
@@ -59,11 +109,7 @@ function parseEvent(headers, body) {
   }
   let event;
   if (contentType.startsWith('application/cloudevents+json')) {
-    try {
-      event = JSON.parse(body.toString('utf8') || '{}');
-    } catch (e) {
-      throw new BadEvent(`structured event is not valid JSON: ${e.message}`);
-    }
+    event = parseJSON(body.toString('utf8') || '{}', 'structured event');
     if (event === null || typeof event !== 'object' || Array.isArray(event)) {
       throw new BadEvent('structured event is not a JSON object');
     }
@@ -80,8 +126,38 @@ function parseEvent(headers, body) {
   return event;
 }
 
-function reply(res, status, type, subject, data) {
-  const body = Buffer.from(JSON.stringify(data === undefined ? null : data));
+function encode(data) {
+  return Buffer.from(JSON.stringify(data === undefined ? null : data));
+}
+
+// readBody reads at most limit bytes of a request's body. Beyond that it
+// stops reading, and the reply closes the connection.
+function readBody(req, limit) {
+  return new Promise((resolve, reject) => {
+    const tooLarge = () => new RequestError(413, `the request body is larger than ${limit} bytes`);
+    if (Number(req.headers['content-length']) > limit) {
+      reject(tooLarge());
+      return;
+    }
+    const chunks = [];
+    let size = 0;
+    const onData = (chunk) => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      req.off('data', onData);
+      req.pause();
+      reject(tooLarge());
+    };
+    req.on('data', onData);
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function reply(res, status, type, subject, body, close = false) {
   const headers = {
     'content-type': 'application/json',
     'content-length': body.length,
@@ -92,12 +168,12 @@ function reply(res, status, type, subject, data) {
     'ce-time': new Date().toISOString(),
   };
   if (subject) headers['ce-subject'] = subject;
-  if (stopping) headers.connection = 'close';
+  if (stopping || close) headers.connection = 'close';
   res.writeHead(status, headers);
   res.end(body);
 }
 
-async function serve(handler, req, res) {
+async function serve(handler, limit, req, res) {
   if (req.method === 'GET' && (req.url === '/health' || req.url === '/ready')) {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{"status":"ok"}');
@@ -108,29 +184,35 @@ async function serve(handler, req, res) {
     res.end();
     return;
   }
-  const chunks = [];
-  for await (const chunk of req) chunks.push(chunk);
   let event;
   try {
-    event = parseEvent(req.headers, Buffer.concat(chunks));
+    event = parseEvent(req.headers, await readBody(req, limit));
   } catch (e) {
+    if (e instanceof RequestError) {
+      reply(res, e.status, INVALID_TYPE, null, encode({ error: e.message }), true);
+      return;
+    }
     if (!(e instanceof BadEvent)) throw e;
-    reply(res, 400, INVALID_TYPE, null, { error: e.message });
+    reply(res, 400, INVALID_TYPE, null, encode({ error: e.message }));
     return;
   }
+  let body;
   try {
-    const result = await handler(event, { source: SOURCE, requestId: event.id });
-    reply(res, 200, `${event.type}.response`, event.id, result);
+    body = encode(await handler(event, { source: SOURCE, requestId: event.id }));
   } catch (e) {
+    // A failure's text may hold secrets: only the log sees it.
     console.error(e);
-    reply(res, 500, `${event.type}.error`, event.id, { error: String(e && e.message ? e.message : e), kind: (e && e.name) || 'Error' });
+    reply(res, 500, `${event.type}.error`, event.id, encode(HANDLER_FAILED));
+    return;
   }
+  reply(res, 200, `${event.type}.response`, event.id, body);
 }
 
 async function main() {
   const handler = await loadHandler(process.env.LAMBDA_HANDLER || 'index.handler', process.env.LAMBDA_ROOT || process.cwd());
+  const limit = maxBody(process.env.LAMBDA_MAX_REQUEST_BYTES);
   const server = http.createServer((req, res) => {
-    serve(handler, req, res).catch((e) => {
+    serve(handler, limit, req, res).catch((e) => {
       console.error(e);
       if (!res.headersSent) res.writeHead(500);
       res.end();
