@@ -235,13 +235,20 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 			return outcome{}, err
 		}
 		if exists {
-			svc = observe.Service(s)
+			svc = observe.Service(s, nil)
 		}
 	}
 	at.URL, at.LatestReadyRevision = svc.URL, svc.LatestReadyRevision
+	if svc.Failed {
+		at.FailedRevision = svc.LatestCreatedRevision
+	}
 	switch {
 	case len(objs.Pending) > 0:
 		return progressing(v1alpha1.PhaseDeploying, v1alpha1.ReasonWaiting, strings.Join(objs.Pending, "; ")), nil
+	case svc.Failed && svc.Serving:
+		return failingWhileServing(svc.Failure()), nil
+	case svc.Failed:
+		return stalled(v1alpha1.ReasonRevisionFailed, svc.Failure()), nil
 	case !svc.Ready:
 		return progressing(v1alpha1.PhaseDeploying, v1alpha1.ReasonDeploying, fmt.Sprintf(msgFmtServiceNotReady, svc.Message)), nil
 	}

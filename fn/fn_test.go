@@ -20,12 +20,14 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
@@ -99,6 +101,11 @@ func TestRunFunction(t *testing.T) {
 		return commit, nil
 	})
 	const sshRefused = "git URL ssh://git@git.example.com/acme/fns.git: only https:// repositories can be resolved by this provider build"
+	crash := playact.CrashLoop(1, "boom")
+	const (
+		crashed      = `RevisionFailed: Revision "hello-00001" failed with message: Container failed with: boom.`
+		crashedAgain = `RevisionFailed: Revision "hello-00002" failed with message: Container failed with: boom.; Revision hello-00001 still serves`
+	)
 	mr := func(status string) *structpb.Struct {
 		return mustStruct(t, `{"apiVersion":"lambda.m.crossplane.io/v1alpha1","kind":"LambdaFunction","metadata":{"name":"hello","namespace":"apps"},"status":`+status+`}`)
 	}
@@ -241,6 +248,48 @@ func TestRunFunction(t *testing.T) {
 					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
 				ready:      fnv1.Ready_READY_TRUE,
 				conditions: readyConditions("serving at http://hello.apps.example.com"),
+			},
+		},
+		"RevisionFailed": {
+			reason: "A first Revision that crash-loops stalls the XR with Knative's message; its status names the Revision.",
+			xr:     lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+job+`","digest":"`+testDigest+`"}}`),
+			observed: map[string]*fnv1.Resource{
+				"Broker/events":             {Resource: readyStruct(t, building.Broker)},
+				"Service/hello":             {Resource: serviceRolledOut(t, built.Service, crash)},
+				"Trigger/" + trig(built, 0): {Resource: readyStruct(t, built.Triggers[0])},
+			},
+			want: want{
+				composed: composedOf(
+					composedAs("Broker", "events", true),
+					serviceRunning(testName, false, built.Image),
+					composedAs("Trigger", trig(built, 0), true),
+				),
+				status: `{"phase":"Failed","image":"` + built.Image + `","url":"http://hello.apps.example.com","failedRevision":"hello-00001","eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
+					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: stalledConditions("RevisionFailed", crashed),
+				results:    []*fnv1.Result{warning("RevisionFailed", crashed)},
+			},
+		},
+		"NewRevisionFailsWhileOldServes": {
+			reason: "A new Revision that fails while the one before serves keeps the XR Ready and stalls it, naming both.",
+			xr:     lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+job+`","digest":"`+testDigest+`"}}`),
+			observed: map[string]*fnv1.Resource{
+				"Broker/events":             {Resource: readyStruct(t, building.Broker)},
+				"Service/hello":             {Resource: serviceRolledOut(t, built.Service, nil, crash)},
+				"Trigger/" + trig(built, 0): {Resource: readyStruct(t, built.Triggers[0])},
+			},
+			want: want{
+				composed: composedOf(
+					composedAs("Broker", "events", true),
+					serviceRunning(testName, false, built.Image),
+					composedAs("Trigger", trig(built, 0), true),
+				),
+				status: `{"phase":"Ready","image":"` + built.Image + `","url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001","failedRevision":"hello-00002","eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
+					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
+				ready:      fnv1.Ready_READY_TRUE,
+				conditions: stalledConditions("RevisionFailed", crashedAgain),
+				results:    []*fnv1.Result{warning("RevisionFailed", crashedAgain)},
 			},
 		},
 		"CodeChanged": {
@@ -387,6 +436,34 @@ func TestRunFunction(t *testing.T) {
 				ready:      fnv1.Ready_READY_FALSE,
 				conditions: stalledConditions("BuildFailed", "build hello-build-1 failed: exit 1"),
 				results:    []*fnv1.Result{warning("BuildFailed", "build hello-build-1 failed: exit 1")},
+			},
+		},
+		"ManagedRevisionFailed": {
+			reason:   "A managed resource whose Revision fails stalls the XR with its message.",
+			input:    managedInput,
+			xr:       lambdaXR(t, helloSpec, ""),
+			observed: map[string]*fnv1.Resource{"LambdaFunction/hello": {Resource: mr(`{"atProvider":{"phase":"Failed","failedRevision":"hello-00001"},"conditions":[{"type":"Ready","status":"False","reason":"RevisionFailed","message":"Revision hello-00001: ExitCode1: Container failed with: boom","lastTransitionTime":"2026-11-22T08:00:00Z"}]}`)}},
+			want: want{
+				composed:   composedOf(composedAs("LambdaFunction", testName, false)),
+				status:     `{"phase":"Failed","failedRevision":"hello-00001"}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: stalledConditions("RevisionFailed", "Revision hello-00001: ExitCode1: Container failed with: boom"),
+				results:    []*fnv1.Result{warning("RevisionFailed", "Revision hello-00001: ExitCode1: Container failed with: boom")},
+			},
+		},
+		"ManagedNewRevisionFails": {
+			reason: "A managed resource that serves while its latest Revision fails keeps the XR Ready and stalls it.",
+			input:  managedInput,
+			xr:     lambdaXR(t, helloSpec, ""),
+			observed: map[string]*fnv1.Resource{"LambdaFunction/hello": {Resource: mr(`{"atProvider":{"phase":"Ready","url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001","failedRevision":"hello-00002"},"conditions":[` +
+				`{"type":"Ready","status":"True","reason":"Available","lastTransitionTime":"2026-11-22T08:00:00Z"},` +
+				`{"type":"LatestRevisionReady","status":"False","reason":"RevisionFailed","message":"Revision hello-00002: ExitCode1: Container failed with: boom; Revision hello-00001 still serves","lastTransitionTime":"2026-11-22T08:00:00Z"}]}`)}},
+			want: want{
+				composed:   composedOf(composedAs("LambdaFunction", testName, true)),
+				status:     `{"phase":"Ready","url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001","failedRevision":"hello-00002"}`,
+				ready:      fnv1.Ready_READY_TRUE,
+				conditions: stalledConditions("RevisionFailed", "Revision hello-00002: ExitCode1: Container failed with: boom; Revision hello-00001 still serves"),
+				results:    []*fnv1.Result{warning("RevisionFailed", "Revision hello-00002: ExitCode1: Container failed with: boom; Revision hello-00001 still serves")},
 			},
 		},
 		"ManagedSecretMissing": {
@@ -647,6 +724,18 @@ func serviceWithStatus(t testing.TB, o any, ready bool, url string) *structpb.St
 		t.Fatal(err)
 	}
 	return st
+}
+
+// serviceRolledOut is a Service as Knative reports it after one rollout per
+// fault (nil serves), in the order given.
+func serviceRolledOut(t testing.TB, o *servingv1.Service, faults ...playact.RevisionFault) *structpb.Struct {
+	t.Helper()
+	svc := o.DeepCopy()
+	for i, f := range faults {
+		svc.Generation = int64(i + 1)
+		playact.Roll(svc, f)
+	}
+	return toStruct(t, svc)
 }
 
 func jobWithStatus(t testing.TB, job *batchv1.Job, st batchv1.JobStatus) *structpb.Struct {

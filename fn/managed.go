@@ -20,6 +20,7 @@ const (
 var stallReasons = map[xpv2.ConditionReason]bool{
 	v1alpha1.ReasonBuildFailed: true, v1alpha1.ReasonBuildNotAdmitted: true, v1alpha1.ReasonInvalid: true, v1alpha1.ReasonSourceUnresolved: true,
 	v1alpha1.ReasonSecretMissing: true, v1alpha1.ReasonBrokerMissing: true, v1alpha1.ReasonNameConflict: true,
+	v1alpha1.ReasonRevisionFailed: true,
 }
 
 // managed composes one LambdaFunction or LambdaAgent with the composite's
@@ -60,6 +61,9 @@ func (p *pass) managed(in *v1beta1.Input) (outcome, error) {
 	case !ok:
 		return progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgMRCreating), nil
 	case c.Status == "True":
+		if lr, ok := condition(ob.Resource, string(v1alpha1.TypeLatestRevisionReady)); ok && lr.Status == "False" {
+			return failingWhileServing(lr.Message), nil
+		}
 		url, _, _ := unstructured.NestedString(ob.Resource.Object, "status", "atProvider", "url")
 		return ready(url), nil
 	case stallReasons[c.Reason]:

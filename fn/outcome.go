@@ -67,6 +67,13 @@ func stalled(reason xpv2.ConditionReason, msg string) outcome {
 	return outcome{phase: v1alpha1.PhaseFailed, reason: reason, message: msg, progress: stuck}
 }
 
+// failingWhileServing is the outcome of a workload whose latest Revision
+// fails while the one before still serves: Ready, and stalled until a user
+// fixes the spec.
+func failingWhileServing(msg string) outcome {
+	return outcome{phase: v1alpha1.PhaseReady, reason: v1alpha1.ReasonRevisionFailed, message: msg, progress: stuck}
+}
+
 // ready is the outcome of a workload that serves.
 func ready(url string) outcome {
 	return outcome{phase: v1alpha1.PhaseReady, reason: reasonAvailable, message: "serving at " + url, progress: done}

@@ -10,7 +10,8 @@ import xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 // refers to a Secret or Broker that does not exist in its namespace, so it is
 // not deployed (nor is a running one changed) until it does. NameConflict
 // says an object the workload would write exists and is not its own, so
-// nothing is applied until the name is free.
+// nothing is applied until the name is free. RevisionFailed says Knative
+// reports the latest Revision cannot serve; its message is Knative's.
 const (
 	ReasonBuilding          xpv2.ConditionReason = "Building"
 	ReasonBuildFailed       xpv2.ConditionReason = "BuildFailed"
@@ -23,4 +24,14 @@ const (
 	ReasonSecretMissing     xpv2.ConditionReason = "SecretMissing"
 	ReasonBrokerMissing     xpv2.ConditionReason = "BrokerMissing"
 	ReasonNameConflict      xpv2.ConditionReason = "NameConflict"
+	ReasonRevisionFailed    xpv2.ConditionReason = "RevisionFailed"
+)
+
+// TypeLatestRevisionReady is the condition that says whether the latest
+// Revision Knative created serves. A workload gets it once a Revision has
+// failed: while an older Revision still serves, the workload stays Ready and
+// this condition names the failing one, until a Revision serves again.
+const (
+	TypeLatestRevisionReady xpv2.ConditionType   = "LatestRevisionReady"
+	ReasonRevisionReady     xpv2.ConditionReason = "RevisionReady"
 )

@@ -35,6 +35,11 @@ type WorkloadObservation struct {
 	// +optional
 	LatestReadyRevision string `json:"latestReadyRevision,omitempty"`
 
+	// FailedRevision is the latest Revision Knative created when it cannot
+	// serve; the Ready or LatestRevisionReady condition says why.
+	// +optional
+	FailedRevision string `json:"failedRevision,omitempty"`
+
 	// Eventing are the Broker and Triggers of the workload.
 	// +optional
 	Eventing *EventingObservation `json:"eventing,omitempty"`

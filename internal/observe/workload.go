@@ -1,7 +1,7 @@
 package observe
 
 import (
-	"strings"
+	"fmt"
 
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	"knative.dev/pkg/apis"
@@ -11,26 +11,81 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
-// A ServiceState is what Knative reports of a Service.
+// A ServiceState is what Knative reports of a Service and of its latest
+// Revision.
 type ServiceState struct {
-	URL                 string
-	LatestReadyRevision string
-	Ready               bool
+	URL                   string
+	LatestReadyRevision   string
+	LatestCreatedRevision string
 
-	// Message says why the Service is not Ready.
+	// Ready says the latest Revision serves at URL.
+	Ready bool
+
+	// Serving says some Revision serves at URL: the latest, or while the
+	// latest fails, the one that was ready before it.
+	Serving bool
+
+	// Failed says the latest Revision cannot serve, as Knative reports it;
+	// a new spec is needed, waiting will not help.
+	Failed bool
+
+	// Message says why the Service is not Ready, in Knative's words.
 	Message string
 }
 
-// Service reads a Knative Service's URL, revision and Ready condition.
-func Service(svc *servingv1.Service) ServiceState {
-	s := ServiceState{LatestReadyRevision: svc.Status.LatestReadyRevisionName, Message: "the Knative Service has no Ready condition yet"}
-	if svc.Status.URL != nil {
-		s.URL = svc.Status.URL.String()
+// Service reads a Knative Service and, when the caller has it, its latest
+// created Revision, whose Ready condition carries the kubelet's reason
+// (ExitCode1, ImagePullBackOff); the Service's conditions only repeat its
+// message. Conditions of a generation Knative has not observed yet say
+// nothing about the current spec.
+func Service(svc *servingv1.Service, latest *servingv1.Revision) ServiceState {
+	st := svc.Status
+	s := ServiceState{
+		LatestReadyRevision: st.LatestReadyRevisionName, LatestCreatedRevision: st.LatestCreatedRevisionName,
+		Message: "the Knative Service has no Ready condition yet",
 	}
-	if c := svc.Status.GetCondition(apis.ConditionReady); c != nil {
-		s.Ready, s.Message = c.IsTrue(), strings.TrimSpace(c.Reason+": "+c.Message)
+	if st.URL != nil {
+		s.URL = st.URL.String()
+	}
+	s.Serving = s.LatestReadyRevision != "" && st.GetCondition(servingv1.ServiceConditionRoutesReady).IsTrue()
+	if st.ObservedGeneration != svc.Generation {
+		s.Message = fmt.Sprintf("Knative has not observed generation %d of the Service yet", svc.Generation)
+		return s
+	}
+	if c := st.GetCondition(apis.ConditionReady); c != nil {
+		s.Ready, s.Message = c.IsTrue(), said(c)
+	}
+	cfg := st.GetCondition(servingv1.ServiceConditionConfigurationsReady)
+	if !cfg.IsFalse() {
+		return s
+	}
+	s.Failed, s.Message = true, said(cfg)
+	if latest != nil && latest.Name == s.LatestCreatedRevision {
+		if c := latest.Status.GetCondition(apis.ConditionReady); c.IsFalse() {
+			s.Message = "Revision " + latest.Name + ": " + said(c)
+		}
 	}
 	return s
+}
+
+// Failure says which Revision fails and why, and which still serves; it is
+// empty when none fails.
+func (s ServiceState) Failure() string {
+	if !s.Failed {
+		return ""
+	}
+	if s.Serving {
+		return s.Message + "; Revision " + s.LatestReadyRevision + " still serves"
+	}
+	return s.Message
+}
+
+// said is a Knative condition's reason and message.
+func said(c *apis.Condition) string {
+	if c.Reason == "" || c.Message == "" {
+		return c.Reason + c.Message
+	}
+	return c.Reason + ": " + c.Message
 }
 
 // BrokerAddress is the address a Broker reports, or "" before it has one.

@@ -17,8 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"knative.dev/pkg/apis"
-	duckv1 "knative.dev/pkg/apis/duck/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -74,26 +72,11 @@ func FinishJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, exit
 	}
 }
 
-// MarkServiceReady plays Knative Serving: the Service is Ready at its URL.
+// MarkServiceReady plays Knative Serving rolling out the Service's current
+// generation: its Revision is Ready and serves at the URL it returns.
 func MarkServiceReady(ctx context.Context, t T, c client.Client, svc *servingv1.Service) string {
 	t.Helper()
-	url := "http://" + svc.Name + "." + svc.Namespace + ".example.com"
-	u, err := apis.ParseURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.Status.ObservedGeneration = svc.Generation
-	svc.Status.URL = u
-	svc.Status.Address = &duckv1.Addressable{URL: u}
-	svc.Status.LatestReadyRevisionName = svc.Name + "-00001"
-	svc.Status.LatestCreatedRevisionName = svc.Name + "-00001"
-	svc.Status.Conditions = duckv1.Conditions{
-		{Type: apis.ConditionReady, Status: corev1.ConditionTrue, LastTransitionTime: apis.VolatileTime{Inner: metav1.Now()}},
-	}
-	if err := c.Status().Update(ctx, svc); err != nil {
-		t.Fatal(err)
-	}
-	return url
+	return RollOut(ctx, t, c, svc, nil)
 }
 
 // MarkEventingReady plays Knative Eventing: a Broker or Trigger is Ready, and

@@ -13,6 +13,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,16 +28,17 @@ import (
 )
 
 const (
-	errFmtGet     = "cannot get %s"
-	errFmtApply   = "cannot apply %s"
-	errFmtList    = "cannot list %ss"
-	errFmtDelete  = "cannot delete %s"
-	errFmtConvert = "cannot convert %s for apply"
-	errFmtNotOurs = "the Broker %s exists and was not created by this provider: set eventing.broker.create to false to use it"
-	errFmtOthers  = "%s %s exists and belongs to %s %s: rename this %s or remove that object"
-	errFmtForeign = "%s %s exists and was not created by this provider: rename this %s or remove that object"
-	errConflict   = "refusing to apply onto objects this resource does not own"
-	msgNotApplied = "; nothing is applied until the name is free"
+	errFmtGet         = "cannot get %s"
+	errFmtGetRevision = "cannot get Revision %s"
+	errFmtApply       = "cannot apply %s"
+	errFmtList        = "cannot list %ss"
+	errFmtDelete      = "cannot delete %s"
+	errFmtConvert     = "cannot convert %s for apply"
+	errFmtNotOurs     = "the Broker %s exists and was not created by this provider: set eventing.broker.create to false to use it"
+	errFmtOthers      = "%s %s exists and belongs to %s %s: rename this %s or remove that object"
+	errFmtForeign     = "%s %s exists and was not created by this provider: rename this %s or remove that object"
+	errConflict       = "refusing to apply onto objects this resource does not own"
+	msgNotApplied     = "; nothing is applied until the name is free"
 )
 
 // fieldManagerPrefix starts the field manager of every resource.
@@ -93,6 +95,9 @@ type liveState struct {
 	// conflicts say which desired objects exist but are not the
 	// resource's own, one line each. Nothing is applied while there are any.
 	conflicts []string
+	// failedRevision is the latest Revision of the resource's Service when
+	// Knative reports it failed; it says why in the kubelet's words.
+	failedRevision *servingv1.Revision
 }
 
 func key(o client.Object) string {
@@ -120,6 +125,9 @@ func (d deployer) observe(ctx context.Context, desired []client.Object) (liveSta
 		}
 	}
 	st.exists = len(st.objects) > 0
+	if err := d.revision(ctx, &st); err != nil {
+		return st, err
+	}
 	for _, o := range desired {
 		live, err := d.live(ctx, o, st)
 		if err != nil {
@@ -155,6 +163,32 @@ func (d deployer) observe(ctx context.Context, desired []client.Object) (liveSta
 	slices.Sort(st.differences)
 	st.upToDate = len(st.differences) == 0
 	return st, nil
+}
+
+// revision reads the latest Revision of the resource's Service when Knative
+// reports that it failed. It is read uncached, and only then: a provider
+// that watched every Revision would hold all of a cluster's history.
+func (d deployer) revision(ctx context.Context, st *liveState) error {
+	l, ok := st.objects["Service/"+d.name]
+	if !ok {
+		return nil
+	}
+	svc := l.obj.(*servingv1.Service) //nolint:forcetypeassert // Listed as a Service.
+	name := svc.Status.LatestCreatedRevisionName
+	if name == "" || !svc.Status.GetCondition(servingv1.ServiceConditionConfigurationsReady).IsFalse() {
+		return nil
+	}
+	rev := &servingv1.Revision{}
+	err := d.uncached.Get(ctx, types.NamespacedName{Namespace: d.namespace, Name: name}, rev)
+	switch {
+	case kerrors.IsNotFound(err) || kerrors.IsForbidden(err):
+		// The Service's own message still says why.
+		return nil
+	case err != nil:
+		return errors.Wrapf(err, errFmtGetRevision, name)
+	}
+	st.failedRevision = rev
+	return nil
 }
 
 // live finds the live copy of a desired object: one of the resource's own,

@@ -10,6 +10,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
@@ -25,6 +26,7 @@ const (
 	reasonBuildSucceeded event.Reason = "BuildSucceeded"
 	reasonBuildFailed    event.Reason = "BuildFailed"
 	reasonReady          event.Reason = "ServiceReady"
+	reasonRevisionFailed event.Reason = "RevisionFailed"
 )
 
 // readyTransition records the event and the time to Ready of a resource
@@ -52,14 +54,15 @@ func notReady(mg resource.Managed, reason xpv2.ConditionReason, msg string) xpv2
 
 // deployed compares a resource's deployed objects with the desired ones and
 // reports, in its status and conditions, how far Knative has got.
-func (d deployer) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservation, objs *render.Objects, st liveState) managed.ExternalObservation {
+func (c connection) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservation, objs *render.Objects, st liveState) managed.ExternalObservation {
 	at.Image = objs.Image
 	at.Eventing = observe.Eventing(objs)
 	svc := observe.ServiceState{Message: "the Knative Service does not exist yet"}
-	if l, ok := st.objects["Service/"+d.name]; ok {
-		svc = observe.Service(l.obj.(*servingv1.Service)) //nolint:forcetypeassert // Listed as a Service.
+	if l, ok := st.objects["Service/"+c.name]; ok {
+		svc = observe.Service(l.obj.(*servingv1.Service), st.failedRevision) //nolint:forcetypeassert // Listed as a Service.
 	}
 	at.URL, at.LatestReadyRevision = svc.URL, svc.LatestReadyRevision
+	failed := c.revisionFailure(mg, at, svc)
 	switch {
 	case !st.upToDate:
 		at.Phase = v1alpha1.PhaseDeploying
@@ -67,6 +70,14 @@ func (d deployer) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservation
 	case len(objs.Pending) > 0:
 		at.Phase = v1alpha1.PhaseDeploying
 		mg.SetConditions(notReady(mg, v1alpha1.ReasonWaiting, strings.Join(objs.Pending, "; ")))
+	case svc.Failed && svc.Serving:
+		// The Revision before still serves: Ready stays with it, and
+		// LatestRevisionReady names the one that fails.
+		at.Phase = v1alpha1.PhaseReady
+		mg.SetConditions(xpv2.Available().WithObservedGeneration(mg.GetGeneration()))
+	case svc.Failed:
+		at.Phase = v1alpha1.PhaseFailed
+		mg.SetConditions(notReady(mg, v1alpha1.ReasonRevisionFailed, failed))
 	case !svc.Ready:
 		at.Phase = v1alpha1.PhaseDeploying
 		mg.SetConditions(notReady(mg, v1alpha1.ReasonDeploying, "waiting for the Knative Service to be Ready: "+svc.Message))
@@ -74,9 +85,40 @@ func (d deployer) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservation
 		at.Phase = v1alpha1.PhaseReady
 		mg.SetConditions(xpv2.Available().WithObservedGeneration(mg.GetGeneration()))
 	}
+	// Only a resource that once had a failing Revision carries the
+	// condition; GetCondition of one never set has no reason.
+	if !svc.Failed && svc.Ready && mg.GetCondition(v1alpha1.TypeLatestRevisionReady).Reason != "" {
+		mg.SetConditions(latestRevision(mg, corev1.ConditionTrue, v1alpha1.ReasonRevisionReady, "Revision "+svc.LatestReadyRevision+" serves"))
+	}
 	obs := managed.ExternalObservation{ResourceExists: st.exists, ResourceUpToDate: st.upToDate, Diff: strings.Join(st.differences, "\n")}
 	if at.URL != "" {
 		obs.ConnectionDetails = managed.ConnectionDetails{ConnectionDetailURL: []byte(at.URL)}
 	}
 	return obs
+}
+
+// revisionFailure records a failing latest Revision in the status, the
+// LatestRevisionReady condition and, when it is new, a warning event, and
+// returns what to say of it. It clears the record once no Revision fails.
+func (c connection) revisionFailure(mg resource.Managed, at *v1alpha1.WorkloadObservation, svc observe.ServiceState) string {
+	was := at.FailedRevision
+	at.FailedRevision = ""
+	if !svc.Failed {
+		return ""
+	}
+	at.FailedRevision = svc.LatestCreatedRevision
+	msg := svc.Failure()
+	mg.SetConditions(latestRevision(mg, corev1.ConditionFalse, v1alpha1.ReasonRevisionFailed, msg))
+	if was != at.FailedRevision {
+		c.record.Event(mg, event.Warning(reasonRevisionFailed, errors.New(msg)))
+	}
+	return msg
+}
+
+// latestRevision is a LatestRevisionReady condition.
+func latestRevision(mg resource.Managed, status corev1.ConditionStatus, reason xpv2.ConditionReason, msg string) xpv2.Condition {
+	return xpv2.Condition{
+		Type: v1alpha1.TypeLatestRevisionReady, Status: status, Reason: reason, Message: msg,
+		LastTransitionTime: metav1.Now(), ObservedGeneration: mg.GetGeneration(),
+	}
 }

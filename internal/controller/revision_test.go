@@ -1,0 +1,159 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+)
+
+// A revisionWant is what a LambdaFunction must say after a rollout.
+type revisionWant struct {
+	phase          v1alpha1.Phase
+	ready          xpv2.Condition
+	latest         xpv2.Condition
+	failedRevision string
+	servingRev     string
+	// says are texts the failing condition's message must hold.
+	says []string
+}
+
+// TestRevisionFailures plays Knative reporting Revisions that cannot serve,
+// with the conditions and messages its reconcilers write, and checks what
+// the LambdaFunction says of each: a first Revision that crash-loops, a fix
+// that serves, a new Revision whose image cannot be pulled while the one
+// before still serves, and a fix again. Each failure is read within a poll
+// of Knative reporting it; the times are printed.
+func TestRevisionFailures(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, c, ns := newScene(ctx, t, "revision", keep)
+	fn := newFunction(ns, "shaky", "")
+	fn.Spec.ForProvider.Source = v1alpha1.FunctionSource{Image: &v1alpha1.ImageSource{Repository: "ghcr.io/acme/shaky", Tag: ptr[v1alpha1.ImageTag]("v1")}}
+	fn.Spec.ForProvider.Runtime, fn.Spec.ForProvider.Eventing = nil, nil
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(fn)
+
+	rollouts := []struct {
+		reason string
+		tag    v1alpha1.ImageTag
+		fault  playact.RevisionFault
+		want   revisionWant
+	}{
+		{
+			reason: "A first Revision that crash-loops fails the function, with the exit code and the container's last words.",
+			tag:    "v1",
+			fault:  playact.CrashLoop(1, "ModuleNotFoundError: No module named 'requests'"),
+			want: revisionWant{
+				phase:          v1alpha1.PhaseFailed,
+				ready:          xpv2.Condition{Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonRevisionFailed},
+				latest:         xpv2.Condition{Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonRevisionFailed},
+				failedRevision: "shaky-00001",
+				says:           []string{"Revision shaky-00001", "ExitCode1", "Container failed with: ModuleNotFoundError: No module named 'requests'"},
+			},
+		},
+		{
+			reason: "A fixed image serves, and nothing fails any more, without the user touching anything else.",
+			tag:    "v2",
+			want: revisionWant{
+				phase:      v1alpha1.PhaseReady,
+				ready:      xpv2.Condition{Status: corev1.ConditionTrue, Reason: xpv2.ReasonAvailable},
+				latest:     xpv2.Condition{Status: corev1.ConditionTrue, Reason: v1alpha1.ReasonRevisionReady},
+				servingRev: "shaky-00002",
+			},
+		},
+		{
+			reason: "A new Revision that cannot pull its image fails while the one before serves: Ready stays with it, LatestRevisionReady names the failing one.",
+			tag:    "v3",
+			fault:  playact.ImagePullBackOff("ghcr.io/acme/shaky:v3", `failed to pull and unpack image "ghcr.io/acme/shaky:v3": not found`),
+			want: revisionWant{
+				phase:          v1alpha1.PhaseReady,
+				ready:          xpv2.Condition{Status: corev1.ConditionTrue, Reason: xpv2.ReasonAvailable},
+				latest:         xpv2.Condition{Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonRevisionFailed},
+				failedRevision: "shaky-00003",
+				servingRev:     "shaky-00002",
+				says:           []string{"Revision shaky-00003", "ImagePullBackOff", `Back-off pulling image "ghcr.io/acme/shaky:v3"`, "Revision shaky-00002 still serves"},
+			},
+		},
+		{
+			reason: "Fixing the image again clears the failure.",
+			tag:    "v4",
+			want: revisionWant{
+				phase:      v1alpha1.PhaseReady,
+				ready:      xpv2.Condition{Status: corev1.ConditionTrue, Reason: xpv2.ReasonAvailable},
+				latest:     xpv2.Condition{Status: corev1.ConditionTrue, Reason: v1alpha1.ReasonRevisionReady},
+				servingRev: "shaky-00004",
+			},
+		},
+	}
+	svc := &servingv1.Service{}
+	for _, r := range rollouts {
+		if r.tag != "v1" {
+			updateFunction(ctx, t, c, key, func(mg *v1alpha1.LambdaFunction) { mg.Spec.ForProvider.Source.Image.Tag = ptr(r.tag) })
+		}
+		wait.Until(ctx, t, "the Service runs "+string(r.tag), func() string {
+			if err := c.Get(ctx, key, svc); err != nil {
+				return err.Error()
+			}
+			if img := svc.Spec.Template.Spec.Containers[0].Image; !strings.HasSuffix(img, ":"+string(r.tag)) {
+				return "image " + img
+			}
+			return ""
+		})
+		playact.RollOut(ctx, t, c, svc, r.fault)
+		reported := time.Now()
+		mg := &v1alpha1.LambdaFunction{}
+		wait.Until(ctx, t, r.reason, func() string {
+			if err := c.Get(ctx, key, mg); err != nil {
+				return err.Error()
+			}
+			return r.want.differs(mg)
+		})
+		t.Logf("%s: read %s after Knative reported it (poll interval %s)", r.tag, time.Since(reported).Round(time.Millisecond), testPoll)
+		if r.fault != nil {
+			mg.SetGroupVersionKind(v1alpha1.LambdaFunctionGroupVersionKind)
+			wait.Until(ctx, t, "a RevisionFailed event", func() string {
+				if !eventReasons(ctx, t, c, mg)["RevisionFailed"] {
+					return "none yet"
+				}
+				return ""
+			})
+		}
+	}
+}
+
+// differs says how a LambdaFunction differs from what is wanted, or nothing.
+func (w revisionWant) differs(mg *v1alpha1.LambdaFunction) string {
+	at := mg.Status.AtProvider
+	ready, latest := mg.GetCondition(xpv2.TypeReady), mg.GetCondition(v1alpha1.TypeLatestRevisionReady)
+	got := fmt.Sprintf("phase %s, Ready %s/%s, LatestRevisionReady %s/%s, failedRevision %q, latestReadyRevision %q",
+		at.Phase, ready.Status, ready.Reason, latest.Status, latest.Reason, at.FailedRevision, at.LatestReadyRevision)
+	if at.Phase != w.phase || ready.Status != w.ready.Status || ready.Reason != w.ready.Reason ||
+		latest.Status != w.latest.Status || latest.Reason != w.latest.Reason ||
+		at.FailedRevision != w.failedRevision || (w.servingRev != "" && at.LatestReadyRevision != w.servingRev) {
+		return got
+	}
+	msg := latest.Message
+	if w.phase == v1alpha1.PhaseFailed {
+		msg = ready.Message
+	}
+	for _, s := range w.says {
+		if !strings.Contains(msg, s) {
+			return fmt.Sprintf("%s; message %q lacks %q", got, msg, s)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,124 @@
+package observe_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
+)
+
+// rollouts plays Knative rolling out one generation of a Service per fault
+// (nil serves), as it reports them, and returns the Service and the
+// Revision of the last.
+func rollouts(faults ...playact.RevisionFault) (*servingv1.Service, *servingv1.Revision) {
+	svc := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "hello"}}
+	var rev *servingv1.Revision
+	for i, f := range faults {
+		svc.Generation = int64(i + 1)
+		rev = playact.Roll(svc, f)
+	}
+	return svc, rev
+}
+
+func TestService(t *testing.T) {
+	const url = "http://hello.apps.example.com"
+	crash := playact.CrashLoop(1, "ModuleNotFoundError: No module named 'requests'")
+	pull := playact.ImagePullBackOff("ghcr.io/acme/hello:v3", `failed to pull and unpack image "ghcr.io/acme/hello:v3": not found`)
+	missing := playact.ContainerMissing("ghcr.io/acme/hello:v9", "GET https://ghcr.io/v2/acme/hello/manifests/v9: MANIFEST_UNKNOWN")
+	withRevision := func(faults ...playact.RevisionFault) func() (*servingv1.Service, *servingv1.Revision) {
+		return func() (*servingv1.Service, *servingv1.Revision) { return rollouts(faults...) }
+	}
+	cases := map[string]struct {
+		reason  string
+		rollout func() (*servingv1.Service, *servingv1.Revision)
+		want    observe.ServiceState
+		failure string
+	}{
+		"Ready": {
+			reason:  "A Revision that serves makes the Service Ready and serving.",
+			rollout: withRevision(nil),
+			want:    observe.ServiceState{URL: url, LatestReadyRevision: "hello-00001", LatestCreatedRevision: "hello-00001", Ready: true, Serving: true},
+		},
+		"CrashLoop": {
+			reason:  "A first Revision whose container exits fails, with the exit code and its message from the Revision.",
+			rollout: withRevision(crash),
+			want: observe.ServiceState{
+				URL: url, LatestCreatedRevision: "hello-00001", Failed: true,
+				Message: "Revision hello-00001: ExitCode1: Container failed with: ModuleNotFoundError: No module named 'requests'",
+			},
+			failure: "Revision hello-00001: ExitCode1: Container failed with: ModuleNotFoundError: No module named 'requests'",
+		},
+		"CrashLoopServiceOnly": {
+			reason: "Without the Revision, the Service's own condition still says which Revision failed and why.",
+			rollout: func() (*servingv1.Service, *servingv1.Revision) {
+				svc, _ := rollouts(crash)
+				return svc, nil
+			},
+			want: observe.ServiceState{
+				URL: url, LatestCreatedRevision: "hello-00001", Failed: true,
+				Message: `RevisionFailed: Revision "hello-00001" failed with message: Container failed with: ModuleNotFoundError: No module named 'requests'.`,
+			},
+			failure: `RevisionFailed: Revision "hello-00001" failed with message: Container failed with: ModuleNotFoundError: No module named 'requests'.`,
+		},
+		"NewFailsOldServes": {
+			reason:  "A new Revision that cannot pull its image fails while the one before still serves.",
+			rollout: withRevision(nil, pull),
+			want: observe.ServiceState{
+				URL: url, LatestReadyRevision: "hello-00001", LatestCreatedRevision: "hello-00002", Serving: true, Failed: true,
+				Message: `Revision hello-00002: ImagePullBackOff: Back-off pulling image "ghcr.io/acme/hello:v3": failed to pull and unpack image "ghcr.io/acme/hello:v3": not found`,
+			},
+			failure: `Revision hello-00002: ImagePullBackOff: Back-off pulling image "ghcr.io/acme/hello:v3": failed to pull and unpack image "ghcr.io/acme/hello:v3": not found; Revision hello-00001 still serves`,
+		},
+		"ContainerMissing": {
+			reason:  "A tag Knative cannot resolve fails the Revision.",
+			rollout: withRevision(missing),
+			want: observe.ServiceState{
+				URL: url, LatestCreatedRevision: "hello-00001", Failed: true,
+				Message: `Revision hello-00001: ContainerMissing: Unable to fetch image "ghcr.io/acme/hello:v9": failed to resolve image to digest: GET https://ghcr.io/v2/acme/hello/manifests/v9: MANIFEST_UNKNOWN`,
+			},
+			failure: `Revision hello-00001: ContainerMissing: Unable to fetch image "ghcr.io/acme/hello:v9": failed to resolve image to digest: GET https://ghcr.io/v2/acme/hello/manifests/v9: MANIFEST_UNKNOWN`,
+		},
+		"ProgressDeadline": {
+			reason:  "Pods that never reach their initial scale, such as pods a quota refuses, fail the Revision.",
+			rollout: withRevision(playact.ProgressDeadline()),
+			want: observe.ServiceState{
+				URL: url, LatestCreatedRevision: "hello-00001", Failed: true,
+				Message: "Revision hello-00001: ProgressDeadlineExceeded: Initial scale was never achieved",
+			},
+			failure: "Revision hello-00001: ProgressDeadlineExceeded: Initial scale was never achieved",
+		},
+		"Recovered": {
+			reason:  "A fixed Revision after a failed one serves, and nothing fails any more.",
+			rollout: withRevision(crash, nil),
+			want:    observe.ServiceState{URL: url, LatestReadyRevision: "hello-00002", LatestCreatedRevision: "hello-00002", Ready: true, Serving: true},
+		},
+		"NotObservedYet": {
+			reason: "A failure Knative reported for an older generation says nothing of the current spec.",
+			rollout: func() (*servingv1.Service, *servingv1.Revision) {
+				svc, rev := rollouts(nil, crash)
+				svc.Generation = 3
+				return svc, rev
+			},
+			want: observe.ServiceState{
+				URL: url, LatestReadyRevision: "hello-00001", LatestCreatedRevision: "hello-00002", Serving: true,
+				Message: "Knative has not observed generation 3 of the Service yet",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			svc, rev := tc.rollout()
+			got := observe.Service(svc, rev)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nService(...): -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.failure, got.Failure()); diff != "" {
+				t.Errorf("%s\nFailure(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
