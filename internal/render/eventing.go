@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"maps"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -62,8 +63,11 @@ type subscription struct {
 	name string
 	// key is unique among the workload's subscriptions, whatever their
 	// names.
-	key      string
-	filters  map[string]string
+	key     string
+	filters map[string]string
+	// notFrom is a source whose events the subscription never delivers:
+	// a function's own replies, which the Broker ingests like any event.
+	notFrom  string
 	delivery *v1alpha1.Delivery
 }
 
@@ -86,6 +90,15 @@ func trigger(kind, namespace, name, brokerName string, s subscription, fallback 
 	if len(s.filters) > 0 {
 		t.Spec.Filter = &eventingv1.TriggerFilter{Attributes: eventingv1.TriggerFilterAttributes(s.filters)}
 	}
+	if s.notFrom == "" {
+		return t
+	}
+	// Filters override the attribute filter where the Broker knows them,
+	// so they repeat it; a Broker that does not still applies the filter.
+	if len(s.filters) > 0 {
+		t.Spec.Filters = append(t.Spec.Filters, eventingv1.SubscriptionsAPIFilter{Exact: maps.Clone(s.filters)})
+	}
+	t.Spec.Filters = append(t.Spec.Filters, eventingv1.SubscriptionsAPIFilter{Not: &eventingv1.SubscriptionsAPIFilter{Exact: map[string]string{"source": s.notFrom}}})
 	return t
 }
 

@@ -26,7 +26,8 @@ func Function(in FunctionInput) (*Objects, error) {
 	if spec.Runtime != nil && spec.Runtime.Port != 0 {
 		port = spec.Runtime.Port
 	}
-	set := []corev1.EnvVar{{Name: EnvSource, Value: "/lambda/" + in.Namespace + "/" + in.Name}}
+	source := FunctionSource(in.Namespace, in.Name)
+	set := []corev1.EnvVar{{Name: EnvSource, Value: source}}
 
 	if img := spec.Source.Image; img != nil {
 		out.Image = imageRef(img.Repository, img.Tag, img.Digest)
@@ -104,10 +105,16 @@ func Function(in FunctionInput) (*Objects, error) {
 		serviceAccountName: spec.ServiceAccountName, pullSecrets: pullSecrets, meta: spec.Workload,
 	}.service()
 	for _, t := range eventing.Triggers {
-		s := subscription{name: string(t.Name), key: "trigger/" + string(t.Name), filters: t.Filters, delivery: t.Delivery}
+		s := subscription{name: string(t.Name), key: "trigger/" + string(t.Name), filters: t.Filters, notFrom: source, delivery: t.Delivery}
 		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, BrokerName(eventing.Broker), s, eventing.Delivery, serviceSubscriber(in.Name)))
 	}
 	return out, nil
+}
+
+// FunctionSource is the CloudEvents source of a function's replies, which
+// its wrapper reads from LAMBDA_SOURCE.
+func FunctionSource(namespace, name string) string {
+	return "/lambda/" + namespace + "/" + name
 }
 
 // imageRef is an image reference by digest when there is one, else by tag.
