@@ -21,6 +21,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
@@ -146,6 +147,35 @@ func TestGitSource(t *testing.T) {
 		}
 		r := mg.GetCondition(xpv2.TypeReady)
 		if r.Reason != "SourceUnresolved" || !strings.Contains(r.Message, `no branch or tag "no-such-branch"`) {
+			return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
+		}
+		return ""
+	})
+}
+
+// TestFetchFailure checks that a build whose source fetch fails in its init
+// container says why, in the fetcher's words, rather than only that the Job
+// ran out of retries.
+func TestFetchFailure(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	g := startGitServer(t)
+	_, c, ns := newScene(ctx, t, "fetch", func(d *dependencies) { d.Sources.Git = g.resolver() })
+	fn := newFunction(ns, "unfetched", "")
+	fn.Spec.ForProvider.Source = v1alpha1.FunctionSource{Git: &v1alpha1.GitSource{URL: "https://git.lambda.test/functions.git", Ref: "main"}}
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	job := waitJobs(ctx, t, c, ns, "unfetched", 1)[0]
+	const denied = "Cloning into '/workspace/src'...\nfatal: could not read Username for 'https://git.lambda.test': terminal prompts disabled"
+	playact.EndJob(ctx, t, c, &job, playact.FetchFails(128, denied))
+	wait.Until(ctx, t, "BuildFailed with the fetcher's error", func() string {
+		mg := &v1alpha1.LambdaFunction{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
+			return err.Error()
+		}
+		r := mg.GetCondition(xpv2.TypeReady)
+		if r.Reason != v1alpha1.ReasonBuildFailed || !strings.Contains(r.Message, "fetching the source failed (init container fetch exited with 128)") || !strings.Contains(r.Message, "could not read Username") {
 			return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
 		}
 		return ""

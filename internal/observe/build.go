@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -13,6 +14,12 @@ const LabelJobName = "batch.kubernetes.io/job-name"
 
 // MsgNoDigest says a build succeeded without reporting what it pushed.
 const MsgNoDigest = "the build reported success but no image digest: its termination message is not a sha256 digest"
+
+// What a build says when its source fetch did not run to the end.
+const (
+	fmtFetchFailed = "fetching the source failed (init container %s exited with %d): %s"
+	fmtFetchWaits  = "fetching the source did not start (init container %s waits): %s"
+)
 
 // maxBuildMessage bounds how much of Kaniko's log a status carries.
 const maxBuildMessage = 1024
@@ -40,7 +47,10 @@ func Finished(job *batchv1.Job) bool {
 // Build reads a build Job's conditions and, once it has finished, its pods'
 // termination messages: the digest on success (Kaniko writes it with
 // --digest-file=/dev/termination-log), the end of Kaniko's log on failure.
-// A Job that completed without a digest has failed: nothing can be deployed.
+// A source fetch that failed in an init container says so with the end of
+// its log, and a container that never started says why it waits (an image
+// that cannot be pulled). A Job that completed without a digest has failed:
+// nothing can be deployed.
 func Build(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
 	var o BuildOutcome
 	for _, c := range job.Status.Conditions {
@@ -71,11 +81,40 @@ func Build(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
 				o.Message = tail(msg, maxBuildMessage)
 			}
 		}
+		if o.Failed {
+			if msg := initFailure(p); msg != "" {
+				o.Message = msg
+			}
+		}
 	}
 	if o.Done && o.Digest == "" {
 		o.Done, o.Failed, o.Message = false, true, MsgNoDigest
 	}
 	return o
+}
+
+// initFailure says why a build pod's init containers, which fetch its
+// source, did not let the build start: one that exited with an error, or
+// one that waits, such as for an image the kubelet cannot pull. It is empty
+// when they all ran.
+func initFailure(p corev1.Pod) string {
+	for _, cs := range p.Status.InitContainerStatuses {
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			return fmt.Sprintf(fmtFetchFailed, cs.Name, t.ExitCode, tail(orReason(t.Message, t.Reason), maxBuildMessage))
+		}
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "PodInitializing" {
+			return fmt.Sprintf(fmtFetchWaits, cs.Name, strings.TrimSuffix(w.Reason+": "+w.Message, ": "))
+		}
+	}
+	return ""
+}
+
+// orReason is a termination message, or its reason when it has none.
+func orReason(msg, reason string) string {
+	if m := strings.TrimSpace(msg); m != "" {
+		return m
+	}
+	return reason
 }
 
 // tail keeps the end of a log, where the error is.

@@ -7,6 +7,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 )
 
 func TestBuild(t *testing.T) {
@@ -24,6 +27,13 @@ func TestBuild(t *testing.T) {
 		}}}}
 	}
 	long := strings.Repeat("x", 2000) + "error: the end"
+	// A git build's Job, whose init container fetches the source.
+	gitJob := &batchv1.Job{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		InitContainers: []corev1.Container{{Name: "fetch", Image: "alpine/git:2.47.2"}},
+		Containers:     []corev1.Container{{Name: "kaniko", Image: "gcr.io/kaniko-project/executor:v1.23.2"}},
+	}}}}
+	ended := func(e playact.BuildEnd) []corev1.Pod { return []corev1.Pod{*e.Pod(gitJob, metav1.Now())} }
+	const denied = "Cloning into '/workspace/src'...\nfatal: could not read Username for 'https://git.example.com': terminal prompts disabled"
 
 	cases := map[string]struct {
 		reason string
@@ -53,6 +63,24 @@ func TestBuild(t *testing.T) {
 			job:    job(batchv1.JobFailed, "BackoffLimitExceeded"),
 			pods:   []corev1.Pod{pod(1, long)},
 			want:   BuildOutcome{Failed: true, Message: "..." + long[len(long)-maxBuildMessage:]},
+		},
+		"FetchFailed": {
+			reason: "A fetch that failed in the init container says so, with the end of its log, not the Job's backoff.",
+			job:    job(batchv1.JobFailed, "BackoffLimitExceeded"),
+			pods:   ended(playact.FetchFails(128, denied)),
+			want:   BuildOutcome{Failed: true, Message: "fetching the source failed (init container fetch exited with 128): " + denied},
+		},
+		"FetchImagePullBackOff": {
+			reason: "A fetch that never started says why it waits, in the kubelet's words.",
+			job:    job(batchv1.JobFailed, "DeadlineExceeded"),
+			pods:   ended(playact.FetchImagePullBackOff("rpc error: code = NotFound")),
+			want:   BuildOutcome{Failed: true, Message: `fetching the source did not start (init container fetch waits): ImagePullBackOff: Back-off pulling image "alpine/git:2.47.2": rpc error: code = NotFound`},
+		},
+		"FailedAfterFetch": {
+			reason: "A build that fails after its source was fetched says what Kaniko said.",
+			job:    job(batchv1.JobFailed, "BackoffLimitExceeded"),
+			pods:   ended(playact.KanikoExits(1, "error building image: exit status 1")),
+			want:   BuildOutcome{Failed: true, Message: "error building image: exit status 1"},
 		},
 		"FailedWithoutPods": {
 			reason: "A failed Job whose pods are gone says what the Job controller said.",

@@ -57,6 +57,9 @@ func (b build) fetcher() (corev1.Container, []corev1.Volume) {
 		Name:         "fetch",
 		Command:      []string{"/bin/sh", "-c"},
 		VolumeMounts: []corev1.VolumeMount{{Name: "workspace", MountPath: workspace}, {Name: "build-context", MountPath: buildFiles, ReadOnly: true}},
+		// A failed fetch's message is the end of its log: git's or the AWS
+		// CLI's error, which the build's status then shows.
+		TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 		// A fetcher needs no privilege at all: the restricted level.
 		SecurityContext: restrictedContainer(),
 	}

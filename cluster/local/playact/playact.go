@@ -26,34 +26,124 @@ import (
 // terminal conditions, as Kubernetes writes them.
 func FinishJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, exitCode int32, message string) {
 	t.Helper()
+	EndJob(ctx, t, c, job, KanikoExits(exitCode, message))
+}
+
+// A BuildEnd is how the kubelet reports a build pod at its end, and so how
+// the Job controller ends the Job.
+type BuildEnd struct {
+	pod func(job *batchv1.Job, now metav1.Time) corev1.PodStatus
+	// reason and message of a failed Job's conditions.
+	reason, message string
+}
+
+// backoffLimit is how the Job controller ends a Job whose pod failed.
+const (
+	reasonBackoffLimit  = "BackoffLimitExceeded"
+	messageBackoffLimit = "Job has reached the specified backoff limit"
+)
+
+// KanikoExits is a build whose source was fetched, if it had to be, and
+// whose kaniko container terminated with the exit code and message.
+func KanikoExits(exitCode int32, message string) BuildEnd {
+	return BuildEnd{reason: reasonBackoffLimit, message: messageBackoffLimit, pod: func(job *batchv1.Job, now metav1.Time) corev1.PodStatus {
+		phase := corev1.PodSucceeded
+		if exitCode != 0 {
+			phase = corev1.PodFailed
+		}
+		st := corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "kaniko", Image: job.Spec.Template.Spec.Containers[0].Image,
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Message: message, StartedAt: now, FinishedAt: now}},
+		}}}
+		for _, ic := range job.Spec.Template.Spec.InitContainers {
+			st.InitContainerStatuses = append(st.InitContainerStatuses, corev1.ContainerStatus{Name: ic.Name, Image: ic.Image,
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", StartedAt: now, FinishedAt: now}}})
+		}
+		return st
+	}}
+}
+
+// FetchFails is a build whose source fetch, the init container, exited
+// with the exit code and the end of its log as its termination message;
+// kaniko never started.
+func FetchFails(exitCode int32, log string) BuildEnd {
+	return BuildEnd{reason: reasonBackoffLimit, message: messageBackoffLimit, pod: func(job *batchv1.Job, now metav1.Time) corev1.PodStatus {
+		return corev1.PodStatus{
+			Phase:                 corev1.PodFailed,
+			InitContainerStatuses: initStatuses(job, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Reason: "Error", Message: log, StartedAt: now, FinishedAt: now}}),
+			ContainerStatuses:     kanikoInitializing(job),
+		}
+	}}
+}
+
+// FetchImagePullBackOff is a build whose fetch image the kubelet cannot
+// pull: the pod waits until the Job's deadline ends it. The message is the
+// kubelet's (pkg/kubelet/images), the Job's the Job controller's.
+func FetchImagePullBackOff(pullError string) BuildEnd {
+	return BuildEnd{reason: "DeadlineExceeded", message: "Job was active longer than specified deadline", pod: func(job *batchv1.Job, _ metav1.Time) corev1.PodStatus {
+		image := job.Spec.Template.Spec.InitContainers[0].Image
+		return corev1.PodStatus{
+			Phase: corev1.PodPending,
+			InitContainerStatuses: initStatuses(job, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+				Reason: "ImagePullBackOff", Message: fmt.Sprintf("Back-off pulling image %q: %s", image, pullError),
+			}}),
+			ContainerStatuses: kanikoInitializing(job),
+		}
+	}}
+}
+
+// Pod is the Job's build pod as the kubelet reports it at this end, at now,
+// without writing it.
+func (e BuildEnd) Pod(job *batchv1.Job, now metav1.Time) *corev1.Pod {
 	lbls := maps.Clone(job.Spec.Template.Labels)
+	if lbls == nil {
+		lbls = map[string]string{}
+	}
 	lbls["batch.kubernetes.io/job-name"] = job.Name
 	lbls["job-name"] = job.Name
-	pod := &corev1.Pod{
+	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: job.Namespace, GenerateName: job.Name + "-", Labels: lbls,
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
 		},
-		Spec: job.Spec.Template.Spec,
+		Spec:   job.Spec.Template.Spec,
+		Status: e.pod(job, now),
 	}
+}
+
+// initStatuses are the statuses of a Job's init containers, each in state.
+func initStatuses(job *batchv1.Job, state corev1.ContainerState) []corev1.ContainerStatus {
+	var out []corev1.ContainerStatus
+	for _, ic := range job.Spec.Template.Spec.InitContainers {
+		out = append(out, corev1.ContainerStatus{Name: ic.Name, Image: ic.Image, State: state})
+	}
+	return out
+}
+
+// kanikoInitializing is the kaniko container waiting for init containers.
+func kanikoInitializing(job *batchv1.Job) []corev1.ContainerStatus {
+	return []corev1.ContainerStatus{{Name: "kaniko", Image: job.Spec.Template.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}}
+}
+
+// EndJob plays the Job controller and the kubelet ending a build: a pod of
+// the Job as the kubelet reports it at the end, and the Job's terminal
+// conditions, as Kubernetes writes them.
+func EndJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, end BuildEnd) {
+	t.Helper()
+	now := metav1.Now()
+	pod := end.Pod(job, now)
+	status := pod.Status
 	if err := c.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	now := metav1.Now()
-	phase := corev1.PodSucceeded
-	if exitCode != 0 {
-		phase = corev1.PodFailed
-	}
-	pod.Status = corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
-		Name: "kaniko", Image: job.Spec.Template.Spec.Containers[0].Image,
-		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Message: message, StartedAt: now, FinishedAt: now}},
-	}}}
+	pod.Status = status
 	if err := c.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
 	start := metav1.NewTime(now.Add(-time.Minute))
 	job.Status.StartTime = &start
-	if exitCode == 0 {
+	if pod.Status.Phase == corev1.PodSucceeded {
 		job.Status.Succeeded = 1
 		job.Status.CompletionTime = &now
 		job.Status.Conditions = []batchv1.JobCondition{
@@ -61,10 +151,12 @@ func FinishJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, exit
 			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
 		}
 	} else {
-		job.Status.Failed = 1
+		if pod.Status.Phase == corev1.PodFailed {
+			job.Status.Failed = 1
+		}
 		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastProbeTime: now, LastTransitionTime: now},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastProbeTime: now, LastTransitionTime: now},
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: end.reason, Message: end.message, LastProbeTime: now, LastTransitionTime: now},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: end.reason, Message: end.message, LastProbeTime: now, LastTransitionTime: now},
 		}
 	}
 	if err := c.Status().Update(ctx, job); err != nil {
