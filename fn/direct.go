@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -10,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/function-sdk-go/errors"
+	"github.com/crossplane/function-sdk-go/resource"
 	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -252,7 +255,35 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 	case !svc.Ready:
 		return progressing(v1alpha1.PhaseDeploying, v1alpha1.ReasonDeploying, fmt.Sprintf(msgFmtServiceNotReady, svc.Message)), nil
 	}
+	live, err := p.observedEach(objs.Eventing())
+	if err != nil {
+		return outcome{}, err
+	}
+	ev := observe.EventingReadiness(objs.Eventing(), func(o client.Object) client.Object { return live[nameOf(o)] })
+	switch {
+	case ev.Failed:
+		return stalled(v1alpha1.ReasonEventingFailed, ev.Message), nil
+	case !ev.Ready:
+		return progressing(v1alpha1.PhaseDeploying, v1alpha1.ReasonDeploying, observe.MsgWaitEventing+ev.Message), nil
+	}
 	return ready(svc.URL), nil
+}
+
+// observedEach reads each rendered object's observed copy into a new object
+// of its type, by composed resource name; one not observed is left out.
+func (p *pass) observedEach(rendered []client.Object) (map[resource.Name]client.Object, error) {
+	live := map[resource.Name]client.Object{}
+	for _, r := range rendered {
+		l := reflect.New(reflect.TypeOf(r).Elem()).Interface().(client.Object) //nolint:forcetypeassert // A new object of a client.Object's type.
+		exists, err := p.observedAs(r, l)
+		if err != nil {
+			return nil, err
+		}
+		if exists {
+			live[nameOf(r)] = l
+		}
+	}
+	return live, nil
 }
 
 // defaults are the build settings of a Direct pass: the Input's own, else

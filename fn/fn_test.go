@@ -102,6 +102,7 @@ func TestRunFunction(t *testing.T) {
 	})
 	const sshRefused = "git URL ssh://git@git.example.com/acme/fns.git: only https:// repositories can be resolved by this provider build"
 	crash := playact.CrashLoop(1, "boom")
+	const dlqMissing = `: Unable to get the dead letter sink's URI: failed to get object apps/dlq: services.serving.knative.dev "dlq" not found`
 	const (
 		crashed      = `RevisionFailed: Revision "hello-00001" failed with message: Container failed with: boom.`
 		crashedAgain = `RevisionFailed: Revision "hello-00002" failed with message: Container failed with: boom.; Revision hello-00001 still serves`
@@ -290,6 +291,47 @@ func TestRunFunction(t *testing.T) {
 				ready:      fnv1.Ready_READY_TRUE,
 				conditions: stalledConditions("RevisionFailed", crashedAgain),
 				results:    []*fnv1.Result{warning("RevisionFailed", crashedAgain)},
+			},
+		},
+		"TriggerFailed": {
+			reason: "A Trigger Knative reports cannot deliver stalls the XR, naming the Trigger and Knative's reason.",
+			xr:     lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+job+`","digest":"`+testDigest+`"}}`),
+			observed: map[string]*fnv1.Resource{
+				"Broker/events":             {Resource: readyStruct(t, building.Broker)},
+				"Service/hello":             {Resource: runningSvc},
+				"Trigger/" + trig(built, 0): {Resource: triggerSettled(t, built.Triggers[0], playact.DeadLetterSinkUnresolved(`failed to get object apps/dlq: services.serving.knative.dev "dlq" not found`))},
+			},
+			want: want{
+				composed: composedOf(
+					composedAs("Broker", "events", true),
+					serviceRunning(testName, true, built.Image),
+					composedAs("Trigger", trig(built, 0), false),
+				),
+				status: `{"phase":"Failed","image":"` + built.Image + `","url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001","eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
+					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: stalledConditions("EventingFailed", "Trigger "+trig(built, 0)+dlqMissing),
+				results:    []*fnv1.Result{warning("EventingFailed", "Trigger "+trig(built, 0)+dlqMissing)},
+			},
+		},
+		"TriggerNotReported": {
+			reason: "A Trigger Knative has not reported on yet keeps the XR reconciling.",
+			xr:     lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+job+`","digest":"`+testDigest+`"}}`),
+			observed: map[string]*fnv1.Resource{
+				"Broker/events":             {Resource: readyStruct(t, building.Broker)},
+				"Service/hello":             {Resource: runningSvc},
+				"Trigger/" + trig(built, 0): {Resource: toStruct(t, built.Triggers[0])},
+			},
+			want: want{
+				composed: composedOf(
+					composedAs("Broker", "events", true),
+					serviceRunning(testName, true, built.Image),
+					composedAs("Trigger", trig(built, 0), false),
+				),
+				status: `{"phase":"Deploying","image":"` + built.Image + `","url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001","eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
+					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: progressingConditions("Deploying", "waiting for Knative Eventing: Trigger "+trig(built, 0)+" has no Ready condition yet"),
 			},
 		},
 		"CodeChanged": {
@@ -736,6 +778,15 @@ func serviceRolledOut(t testing.TB, o *servingv1.Service, faults ...playact.Revi
 		playact.Roll(svc, f)
 	}
 	return toStruct(t, svc)
+}
+
+// triggerSettled is a Trigger as Knative Eventing reports it, failed by the
+// fault.
+func triggerSettled(t testing.TB, o *eventingv1.Trigger, fault playact.TriggerFault) *structpb.Struct {
+	t.Helper()
+	tr := o.DeepCopy()
+	playact.SettleTrigger(tr, fault)
+	return toStruct(t, tr)
 }
 
 func jobWithStatus(t testing.TB, job *batchv1.Job, st batchv1.JobStatus) *structpb.Struct {

@@ -20,7 +20,7 @@ const (
 var stallReasons = map[xpv2.ConditionReason]bool{
 	v1alpha1.ReasonBuildFailed: true, v1alpha1.ReasonBuildNotAdmitted: true, v1alpha1.ReasonInvalid: true, v1alpha1.ReasonSourceUnresolved: true,
 	v1alpha1.ReasonSecretMissing: true, v1alpha1.ReasonBrokerMissing: true, v1alpha1.ReasonNameConflict: true,
-	v1alpha1.ReasonRevisionFailed: true,
+	v1alpha1.ReasonRevisionFailed: true, v1alpha1.ReasonEventingFailed: true,
 }
 
 // managed composes one LambdaFunction or LambdaAgent with the composite's

@@ -12,6 +12,8 @@ import xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 // says an object the workload would write exists and is not its own, so
 // nothing is applied until the name is free. RevisionFailed says Knative
 // reports the latest Revision cannot serve; its message is Knative's.
+// EventingFailed says Knative Eventing reports the workload's Broker or one
+// of its Triggers cannot deliver; the message names which and why.
 const (
 	ReasonBuilding          xpv2.ConditionReason = "Building"
 	ReasonBuildFailed       xpv2.ConditionReason = "BuildFailed"
@@ -25,6 +27,7 @@ const (
 	ReasonBrokerMissing     xpv2.ConditionReason = "BrokerMissing"
 	ReasonNameConflict      xpv2.ConditionReason = "NameConflict"
 	ReasonRevisionFailed    xpv2.ConditionReason = "RevisionFailed"
+	ReasonEventingFailed    xpv2.ConditionReason = "EventingFailed"
 )
 
 // TypeLatestRevisionReady is the condition that says whether the latest

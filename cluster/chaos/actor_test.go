@@ -10,9 +10,6 @@ import (
 	"golang.org/x/sync/errgroup"
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
-	"knative.dev/pkg/apis"
-	duckv1 "knative.dev/pkg/apis/duck/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -108,26 +105,10 @@ func (a *actor) markServices(ctx context.Context) {
 // markEventing makes Ready every Broker and Trigger not yet Ready at its
 // generation.
 func (a *actor) markEventing(ctx context.Context) {
-	brokers, triggers := &eventingv1.BrokerList{}, &eventingv1.TriggerList{}
-	for _, l := range []client.ObjectList{brokers, triggers} {
-		if err := a.kube.List(ctx, l, client.InNamespace(a.ns)); err != nil {
-			a.failed.Add(1)
-			return
-		}
-	}
-	var todo []client.Object
-	add := func(o client.Object, kind string, s duckv1.Status) {
-		if s.ObservedGeneration != o.GetGeneration() || !s.GetCondition(apis.ConditionReady).IsTrue() {
-			// List leaves the kind out; the play tells a Broker by it.
-			o.GetObjectKind().SetGroupVersionKind(eventingv1.SchemeGroupVersion.WithKind(kind))
-			todo = append(todo, o)
-		}
-	}
-	for i := range brokers.Items {
-		add(&brokers.Items[i], "Broker", brokers.Items[i].Status.Status)
-	}
-	for i := range triggers.Items {
-		add(&triggers.Items[i], "Trigger", triggers.Items[i].Status.Status)
+	todo, err := playact.Unreported(ctx, a.kube, a.ns)
+	if err != nil {
+		a.failed.Add(1)
+		return
 	}
 	a.parallel(len(todo), func(i int, t playact.T) { playact.MarkEventingReady(ctx, t, a.kube, todo[i]) })
 }

@@ -13,8 +13,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
-	"knative.dev/pkg/apis"
-	duckv1 "knative.dev/pkg/apis/duck/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -42,23 +40,17 @@ func newAgent(ns, name string, pc xpv2.ProviderConfigReference, eventing *v1alph
 	}
 }
 
-// setBrokerAddress plays Knative Eventing: the Broker is Ready at an address.
+// setBrokerAddress plays Knative Eventing: the Broker, which the scene's
+// player leaves to the test, is Ready at its address.
 func setBrokerAddress(ctx context.Context, t *testing.T, c client.Client, ns, name string) string {
 	t.Helper()
 	b := &eventingv1.Broker{}
 	wait.Until(ctx, t, "Broker "+name+" exists", func() string {
 		return wait.ErrString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, b))
 	})
-	addr := "http://broker-ingress.knative-eventing.svc.cluster.local/" + ns + "/" + name
-	u, err := apis.ParseURL(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Status.Address = &duckv1.Addressable{URL: u}
-	if err := c.Status().Update(ctx, b); err != nil {
-		t.Fatal(err)
-	}
-	return addr
+	b.SetGroupVersionKind(eventingv1.SchemeGroupVersion.WithKind("Broker"))
+	playact.MarkEventingReady(ctx, t, c, b)
+	return b.Status.Address.URL.String()
 }
 
 // TestAgentForwards checks that an agent's forward waits for the target
@@ -67,7 +59,10 @@ func setBrokerAddress(ctx context.Context, t *testing.T, c client.Client, ns, na
 func TestAgentForwards(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, c, ns := newScene(ctx, t, "agents", keep)
+	p, c, ns := newScene(ctx, t, "agents", keep)
+	// The test says when each Broker has its address.
+	p.eventing.Leave("supervisor")
+	p.eventing.Leave("support")
 	pc := xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "default"}
 	supervisor := newAgent(ns, "supervisor", pc, &v1alpha1.AgentEventing{Broker: &v1alpha1.Broker{Name: "supervisor", Create: true}})
 	support := newAgent(ns, "support", pc, &v1alpha1.AgentEventing{

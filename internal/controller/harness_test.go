@@ -30,6 +30,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/workload"
@@ -52,6 +53,8 @@ type provider struct {
 	kube client.Client
 	// writes counts the provider's write requests by namespace.
 	writes *writeCounter
+	// eventing plays Knative Eventing in the scene's namespace.
+	eventing *playact.Eventing
 }
 
 // dependencies are what a test may replace of the provider's.
@@ -172,13 +175,23 @@ func startProvider(t testing.TB, po providerOptions) *provider {
 }
 
 // newScene starts a provider whose dependencies a test may change, and a
-// namespace for the test with a ProviderConfig named default.
+// namespace for the test with a ProviderConfig named default, in which
+// Knative Eventing is played until ctx ends: Brokers and Triggers become
+// Ready unless the test leaves them to itself.
 func newScene(ctx context.Context, t testing.TB, prefix string, change func(*dependencies)) (*provider, client.Client, string) {
 	t.Helper()
 	p := startProviderWith(t, change)
 	ns := newNamespace(ctx, t, p.kube, prefix)
 	newProviderConfig(ctx, t, p.kube, ns)
+	p.eventing = playEventing(ctx, p.kube, ns)
 	return p, p.kube, ns
+}
+
+// playEventing plays Knative Eventing in a namespace until ctx ends.
+func playEventing(ctx context.Context, c client.Client, ns string) *playact.Eventing {
+	e := &playact.Eventing{}
+	go e.Run(ctx, c, ns, 100*time.Millisecond)
+	return e
 }
 
 // keep leaves the provider's dependencies as they are.

@@ -259,8 +259,9 @@ func TestProviderClusterRoleDenies(t *testing.T) {
 	}
 }
 
-// buildToReady plays a function's one build to success and its Service to
-// Ready, waits until the function is Ready, and returns its Service.
+// buildToReady plays a function's one build to success and its Service and
+// eventing to Ready, waits until the function is Ready, and returns its
+// Service.
 func buildToReady(ctx context.Context, t *testing.T, c client.Client, fn *v1alpha1.LambdaFunction) *servingv1.Service {
 	t.Helper()
 	job := waitJobs(ctx, t, c, fn.Namespace, fn.Name, 1)[0]
@@ -270,6 +271,8 @@ func buildToReady(ctx context.Context, t *testing.T, c client.Client, fn *v1alph
 		return wait.ErrString(c.Get(ctx, client.ObjectKeyFromObject(fn), svc))
 	})
 	playact.MarkServiceReady(ctx, t, c, svc)
+	// Its Broker and Trigger, once Knative Eventing reports them Ready.
+	playEventing(ctx, c, fn.Namespace)
 	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
 	if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
 		t.Fatal(err)

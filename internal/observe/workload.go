@@ -5,7 +5,9 @@ import (
 
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	"knative.dev/pkg/apis"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
@@ -78,6 +80,58 @@ func (s ServiceState) Failure() string {
 		return s.Message + "; Revision " + s.LatestReadyRevision + " still serves"
 	}
 	return s.Message
+}
+
+// An EventingState says whether a workload's Broker and Triggers deliver,
+// as Knative Eventing reports them.
+type EventingState struct {
+	Ready bool
+
+	// Failed says Knative reports that one of them cannot deliver; a new
+	// spec or another object is needed, waiting will not help.
+	Failed bool
+
+	// Message names the first that is not Ready, and why.
+	Message string
+}
+
+// MsgWaitEventing begins what a workload says while its Broker or a Trigger
+// is not Ready yet.
+const MsgWaitEventing = "waiting for Knative Eventing: "
+
+// A knativeObject is a Broker or Trigger, whose status is Knative's duck
+// type.
+type knativeObject interface {
+	client.Object
+	GetStatus() *duckv1.Status
+}
+
+// EventingReadiness reads the Ready condition of the Broker a workload creates and
+// of each of its Triggers, as live finds them, and names the first that is
+// not Ready. A Trigger's Ready condition carries the reason of the one that
+// fails it: BrokerReady, SubscriberResolved or DeadLetterSinkResolved.
+func EventingReadiness(desired []client.Object, live func(client.Object) client.Object) EventingState {
+	for _, d := range desired {
+		what := d.GetObjectKind().GroupVersionKind().Kind + " " + d.GetName()
+		l, ok := live(d).(knativeObject)
+		if !ok {
+			return EventingState{Message: what + " does not exist yet"}
+		}
+		st := l.GetStatus()
+		if st.ObservedGeneration != l.GetGeneration() {
+			return EventingState{Message: fmt.Sprintf("%s: Knative has not observed generation %d yet", what, l.GetGeneration())}
+		}
+		c := st.GetCondition(apis.ConditionReady)
+		switch {
+		case c == nil:
+			return EventingState{Message: what + " has no Ready condition yet"}
+		case c.IsFalse():
+			return EventingState{Failed: true, Message: what + ": " + said(c)}
+		case !c.IsTrue():
+			return EventingState{Message: what + ": " + said(c)}
+		}
+	}
+	return EventingState{Ready: true}
 }
 
 // said is a Knative condition's reason and message.

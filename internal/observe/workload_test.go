@@ -4,8 +4,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	"knative.dev/pkg/apis"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
@@ -118,6 +123,89 @@ func TestService(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.failure, got.Failure()); diff != "" {
 				t.Errorf("%s\nFailure(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestEventingReadiness(t *testing.T) {
+	broker := &eventingv1.Broker{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "eventing.knative.dev/v1", Kind: "Broker"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "events", Generation: 1},
+	}
+	trigger := &eventingv1.Trigger{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "eventing.knative.dev/v1", Kind: "Trigger"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "hello-orders", Generation: 2},
+		Spec:       eventingv1.TriggerSpec{Broker: "events"},
+	}
+	readyBroker := broker.DeepCopy()
+	readyBroker.Status.ObservedGeneration = 1
+	readyBroker.Status.Conditions = duckv1.Conditions{{Type: apis.ConditionReady, Status: corev1.ConditionTrue}}
+	settled := func(fault playact.TriggerFault) *eventingv1.Trigger {
+		tr := trigger.DeepCopy()
+		playact.SettleTrigger(tr, fault)
+		return tr
+	}
+	stale := settled(nil)
+	stale.Status.ObservedGeneration = 1
+	unknown := settled(nil)
+	unknown.Status.MarkBrokerUnknown("BrokerUnknown", "the Broker is not ready yet")
+
+	cases := map[string]struct {
+		reason string
+		live   []client.Object
+		want   observe.EventingState
+	}{
+		"Ready": {
+			reason: "A Ready Broker and Trigger make eventing Ready.",
+			live:   []client.Object{readyBroker, settled(nil)},
+			want:   observe.EventingState{Ready: true},
+		},
+		"Missing": {
+			reason: "A Trigger that does not exist yet is named.",
+			live:   []client.Object{readyBroker, nil},
+			want:   observe.EventingState{Message: "Trigger hello-orders does not exist yet"},
+		},
+		"NotObserved": {
+			reason: "A Trigger Knative has not observed for its generation says nothing yet.",
+			live:   []client.Object{readyBroker, stale},
+			want:   observe.EventingState{Message: "Trigger hello-orders: Knative has not observed generation 2 yet"},
+		},
+		"NoCondition": {
+			reason: "A Broker without a Ready condition is waited for.",
+			live:   []client.Object{func() client.Object { b := broker.DeepCopy(); b.Status.ObservedGeneration = 1; return b }(), settled(nil)},
+			want:   observe.EventingState{Message: "Broker events has no Ready condition yet"},
+		},
+		"Unknown": {
+			reason: "A Trigger whose Broker Knative is still reconciling is waited for, with Knative's reason.",
+			live:   []client.Object{readyBroker, unknown},
+			want:   observe.EventingState{Message: "Trigger hello-orders: BrokerUnknown: the Broker is not ready yet"},
+		},
+		"DeadLetterSinkUnresolved": {
+			reason: "A Trigger whose dead-letter sink cannot be resolved fails, named, with Knative's reason.",
+			live:   []client.Object{readyBroker, settled(playact.DeadLetterSinkUnresolved(`services.serving.knative.dev "dlq" not found`))},
+			want: observe.EventingState{Failed: true,
+				Message: `Trigger hello-orders: Unable to get the dead letter sink's URI: services.serving.knative.dev "dlq" not found`},
+		},
+		"BrokerDoesNotExist": {
+			reason: "A Trigger whose Broker is gone fails.",
+			live:   []client.Object{readyBroker, settled(playact.BrokerDoesNotExist("events"))},
+			want:   observe.EventingState{Failed: true, Message: `Trigger hello-orders: BrokerDoesNotExist: Broker "events" does not exist`},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			desired := []client.Object{broker, trigger}
+			got := observe.EventingReadiness(desired, func(o client.Object) client.Object {
+				for i, d := range desired {
+					if d == o && tc.live[i] != nil {
+						return tc.live[i]
+					}
+				}
+				return nil
+			})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nEventingReadiness(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

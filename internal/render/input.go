@@ -195,6 +195,19 @@ func (o *Objects) Build() []client.Object {
 	return all
 }
 
+// Eventing returns the Broker the workload creates, if any, and its
+// Triggers: the objects that must deliver before it is Ready.
+func (o *Objects) Eventing() []client.Object {
+	var all []client.Object
+	if o.Broker != nil {
+		all = append(all, o.Broker)
+	}
+	for _, t := range o.Triggers {
+		all = append(all, t)
+	}
+	return all
+}
+
 // All returns the wanted objects in the order they are applied.
 func (o *Objects) All() []client.Object {
 	all := o.Build()

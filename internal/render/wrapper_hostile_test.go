@@ -29,6 +29,8 @@ type wantReply struct {
 	subject   string
 	bodyHas   string
 	bodyLacks string
+	// noEvent says the reply is no CloudEvent: no ce- headers, no body.
+	noEvent bool
 }
 
 // An exchange is raw bytes a client writes on one connection and the replies
@@ -117,9 +119,15 @@ func limitExchanges(limit int) []exchange {
 	}
 }
 
-// hostileExchanges are requests no well-behaved sender makes, and the one
-// that every proxy may: a chunked body.
+// hostileExchanges are requests no well-behaved sender makes, the one that
+// every proxy may (a chunked body), and handlers that fail or return
+// nothing.
 var hostileExchanges = []exchange{
+	{
+		reason:  "A handler that returns nothing answers 202 without an event, so the Broker ingests nothing.",
+		request: sized("quiet", `{"name":"quiet"}`),
+		want:    []wantReply{{status: http.StatusAccepted, noEvent: true}},
+	},
 	{
 		reason:  "A chunked event is read whole, and the next request on its connection is a request of its own.",
 		request: append(chunked("chunked-first", `{"name":"ada"}`), sized("chunked-second", `{"name":"ada"}`)...),
@@ -277,6 +285,9 @@ func check(want wantReply, resp *http.Response, body string) string {
 	}
 	if want.bodyHas != "" && !strings.Contains(body, want.bodyHas) {
 		diffs = append(diffs, fmt.Sprintf("body lacks %q", want.bodyHas))
+	}
+	if want.noEvent && (resp.Header.Get("Ce-Type") != "" || resp.Header.Get("Ce-Id") != "" || body != "") {
+		diffs = append(diffs, fmt.Sprintf("an event of type %q with body %q, want none", resp.Header.Get("Ce-Type"), body))
 	}
 	if want.bodyLacks != "" && strings.Contains(body, want.bodyLacks) {
 		diffs = append(diffs, fmt.Sprintf("body repeats %q", want.bodyLacks))

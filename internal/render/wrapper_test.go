@@ -27,8 +27,8 @@ import (
 )
 
 // Sample handlers, one per language, with one behaviour: greet data.name,
-// fail for "boom", take a second for "slow", and return what JSON cannot
-// hold for "opaque".
+// fail for "boom", take a second for "slow", return what JSON cannot hold
+// for "opaque", and nothing for "quiet".
 var sampleHandlers = map[v1alpha1.Language]string{
 	v1alpha1.LanguagePython: `import time
 
@@ -40,6 +40,8 @@ def handler(event, context):
         time.sleep(1)
     if name == "opaque":
         return {1, 2}
+    if name == "quiet":
+        return None
     return {"greeting": "hello " + name, "type": event["type"]}
 `,
 	v1alpha1.LanguageNodeJS: `exports.handler = async (event) => {
@@ -47,6 +49,7 @@ def handler(event, context):
   if (name === 'boom') throw new Error('boom is not a name');
   if (name === 'slow') await new Promise((r) => setTimeout(r, 1000));
   if (name === 'opaque') return { n: 1n };
+  if (name === 'quiet') return undefined;
   return { greeting: 'hello ' + name, type: event.type };
 };
 `,
@@ -68,6 +71,9 @@ func Handle(ctx context.Context, event map[string]any) (any, error) {
 	}
 	if name == "opaque" {
 		return make(chan int), nil
+	}
+	if name == "quiet" {
+		return nil, nil
 	}
 	return map[string]any{"greeting": "hello " + name, "type": event["type"]}, nil
 }

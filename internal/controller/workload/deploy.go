@@ -92,6 +92,9 @@ type liveState struct {
 	differences []string
 	// objects are the resource's objects, by "Kind/name".
 	objects map[string]owned
+	// live are the live copies of the desired objects, by "Kind/name",
+	// among them a shared Broker the resource did not create.
+	live map[string]client.Object
 	// conflicts say which desired objects exist but are not the
 	// resource's own, one line each. Nothing is applied while there are any.
 	conflicts []string
@@ -107,7 +110,7 @@ func key(o client.Object) string {
 // observe reads the resource's objects, found by its labels, and compares the
 // desired ones with them on the fields render sets.
 func (d deployer) observe(ctx context.Context, desired []client.Object) (liveState, error) {
-	st := liveState{upToDate: true, objects: map[string]owned{}}
+	st := liveState{upToDate: true, objects: map[string]owned{}, live: map[string]client.Object{}}
 	for _, k := range ownedKinds {
 		l := k.list()
 		if err := d.kube.List(ctx, l, client.InNamespace(d.namespace), client.MatchingLabels{
@@ -132,6 +135,9 @@ func (d deployer) observe(ctx context.Context, desired []client.Object) (liveSta
 		live, err := d.live(ctx, o, st)
 		if err != nil {
 			return st, err
+		}
+		if live != nil {
+			st.live[key(o)] = live
 		}
 		if live == nil {
 			conflict, err := d.foreign(ctx, o)

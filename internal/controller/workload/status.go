@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
@@ -63,6 +64,7 @@ func (c connection) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservati
 	}
 	at.URL, at.LatestReadyRevision = svc.URL, svc.LatestReadyRevision
 	failed := c.revisionFailure(mg, at, svc)
+	ev := observe.EventingReadiness(objs.Eventing(), func(o client.Object) client.Object { return st.live[key(o)] })
 	switch {
 	case !st.upToDate:
 		at.Phase = v1alpha1.PhaseDeploying
@@ -81,6 +83,12 @@ func (c connection) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservati
 	case !svc.Ready:
 		at.Phase = v1alpha1.PhaseDeploying
 		mg.SetConditions(notReady(mg, v1alpha1.ReasonDeploying, "waiting for the Knative Service to be Ready: "+svc.Message))
+	case ev.Failed:
+		at.Phase = v1alpha1.PhaseFailed
+		mg.SetConditions(notReady(mg, v1alpha1.ReasonEventingFailed, ev.Message))
+	case !ev.Ready:
+		at.Phase = v1alpha1.PhaseDeploying
+		mg.SetConditions(notReady(mg, v1alpha1.ReasonDeploying, observe.MsgWaitEventing+ev.Message))
 	default:
 		at.Phase = v1alpha1.PhaseReady
 		mg.SetConditions(xpv2.Available().WithObservedGeneration(mg.GetGeneration()))

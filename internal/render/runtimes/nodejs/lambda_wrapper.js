@@ -4,7 +4,8 @@
 // (file.export, resolved under LAMBDA_ROOT) is called as handler(event,
 // context) with the CloudEvent as an object of its attributes plus "data"; it
 // may be async. What it returns is the data of the reply event, of type
-// <type>.response with the request's id as subject. A handler that throws
+// <type>.response with the request's id as subject; undefined or null
+// answers 202 without an event. A handler that throws
 // gets an error event of type <type>.error and status 500, whose data does
 // not repeat the error: it goes to the log. A request that is not a
 // CloudEvent gets 400, and a body larger than LAMBDA_MAX_REQUEST_BYTES (6 MiB
@@ -198,7 +199,14 @@ async function serve(handler, limit, req, res) {
   }
   let body;
   try {
-    body = encode(await handler(event, { source: SOURCE, requestId: event.id }));
+    const result = await handler(event, { source: SOURCE, requestId: event.id });
+    if (result === undefined || result === null) {
+      // Nothing to say: no event, so the Broker ingests none.
+      res.writeHead(202, stopping ? { connection: 'close' } : {});
+      res.end();
+      return;
+    }
+    body = encode(result);
   } catch (e) {
     // A failure's text may hold secrets: only the log sees it.
     console.error(e);

@@ -1,0 +1,140 @@
+package playact
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	"knative.dev/pkg/apis"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// A TriggerFault is how Knative Eventing's trigger reconciler marks a
+// Trigger that cannot deliver, with its own status methods and messages
+// (pkg/reconciler/broker/trigger).
+type TriggerFault func(*eventingv1.TriggerStatus)
+
+// BrokerDoesNotExist is a Trigger whose Broker is gone.
+func BrokerDoesNotExist(broker string) TriggerFault {
+	return func(ts *eventingv1.TriggerStatus) {
+		ts.MarkBrokerFailed("BrokerDoesNotExist", "Broker %q does not exist", broker)
+	}
+}
+
+// DeadLetterSinkUnresolved is a Trigger whose dead-letter sink cannot be
+// resolved to a URI; resolveError is what Knative's resolver returned.
+func DeadLetterSinkUnresolved(resolveError string) TriggerFault {
+	return func(ts *eventingv1.TriggerStatus) {
+		ts.MarkDeadLetterSinkResolvedFailed("Unable to get the dead letter sink's URI", "%v", resolveError)
+	}
+}
+
+// SettleTrigger computes, without writing it, the status Knative's trigger
+// reconciler gives a Trigger whose Broker is Ready: Ready, or failed with
+// the fault.
+func SettleTrigger(t *eventingv1.Trigger, fault TriggerFault) {
+	ts := &t.Status
+	*ts = eventingv1.TriggerStatus{}
+	ts.InitializeConditions()
+	ts.ObservedGeneration = t.Generation
+	ready := &apis.Condition{Type: apis.ConditionReady, Status: corev1.ConditionTrue}
+	ts.PropagateBrokerCondition(ready)
+	ts.MarkSubscriberResolvedSucceeded()
+	ts.PropagateSubscriptionCondition(ready)
+	ts.MarkDependencySucceeded()
+	if d := t.Spec.Delivery; d != nil && d.DeadLetterSink != nil {
+		ts.MarkDeadLetterSinkResolvedSucceeded()
+	} else {
+		ts.MarkDeadLetterSinkNotConfigured()
+	}
+	if fault != nil {
+		fault(ts)
+	}
+}
+
+// FailTrigger plays Knative Eventing reporting a Trigger that cannot
+// deliver.
+func FailTrigger(ctx context.Context, t T, c client.Client, trigger *eventingv1.Trigger, fault TriggerFault) {
+	t.Helper()
+	SettleTrigger(trigger, fault)
+	if err := c.Status().Update(ctx, trigger); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An Eventing plays Knative Eventing's controllers in a namespace while a
+// test runs: every Broker and Trigger it has not reported on for its
+// generation, or not Ready, becomes Ready, as MarkEventingReady writes it. A test that
+// plays a failure, or a Broker that must wait for its address, leaves the
+// object to itself first.
+type Eventing struct {
+	mu   sync.Mutex
+	left map[string]bool
+}
+
+// Leave keeps the player off a Broker or Trigger of this name.
+func (e *Eventing) Leave(name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.left == nil {
+		e.left = map[string]bool{}
+	}
+	e.left[name] = true
+}
+
+func (e *Eventing) leaves(name string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.left[name]
+}
+
+// Run plays until ctx ends, looking every interval. Writes that fail, such
+// as a conflict with the provider's own update, are tried again at the next
+// look.
+func (e *Eventing) Run(ctx context.Context, c client.Client, namespace string, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		if objs, err := Unreported(ctx, c, namespace); err == nil {
+			for _, o := range objs {
+				if !e.leaves(o.GetName()) {
+					_ = Try(func(t T) { MarkEventingReady(ctx, t, c, o) })
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// Unreported lists the Brokers and Triggers of a namespace that are not
+// Ready at their generation, with their kinds set, which a list leaves out
+// and MarkEventingReady reads.
+func Unreported(ctx context.Context, c client.Client, namespace string) ([]client.Object, error) {
+	brokers, triggers := &eventingv1.BrokerList{}, &eventingv1.TriggerList{}
+	for _, l := range []client.ObjectList{brokers, triggers} {
+		if err := c.List(ctx, l, client.InNamespace(namespace)); err != nil {
+			return nil, err
+		}
+	}
+	var out []client.Object
+	add := func(o client.Object, kind string, s duckv1.Status) {
+		if s.ObservedGeneration != o.GetGeneration() || !s.GetCondition(apis.ConditionReady).IsTrue() {
+			o.GetObjectKind().SetGroupVersionKind(eventingv1.SchemeGroupVersion.WithKind(kind))
+			out = append(out, o)
+		}
+	}
+	for i := range brokers.Items {
+		add(&brokers.Items[i], "Broker", brokers.Items[i].Status.Status)
+	}
+	for i := range triggers.Items {
+		add(&triggers.Items[i], "Trigger", triggers.Items[i].Status.Status)
+	}
+	return out, nil
+}
