@@ -107,6 +107,30 @@ func TestRunFunction(t *testing.T) {
 		crashed      = `RevisionFailed: Revision "hello-00001" failed with message: Container failed with: boom.`
 		crashedAgain = `RevisionFailed: Revision "hello-00002" failed with message: Container failed with: boom.; Revision hello-00001 still serves`
 	)
+	builtXR := lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+job+`","digest":"`+testDigest+`"}}`)
+	// deployed are a built function's observed Broker, Service and Trigger.
+	deployed := func(svc, trigger *structpb.Struct) map[string]*fnv1.Resource {
+		return map[string]*fnv1.Resource{
+			"Broker/events":             {Resource: readyStruct(t, building.Broker)},
+			"Service/hello":             {Resource: svc},
+			"Trigger/" + trig(built, 0): {Resource: trigger},
+		}
+	}
+	// deployedComposed is what a pass over them composes.
+	deployedComposed := func(serviceReady, triggerReady bool) map[string]composedSummary {
+		return composedOf(
+			composedAs("Broker", "events", true),
+			serviceRunning(testName, serviceReady, built.Image),
+			composedAs("Trigger", trig(built, 0), triggerReady),
+		)
+	}
+	// deployedStatus is the status of such a pass, with the phase and the
+	// Service's fields given as JSON members.
+	deployedStatus := func(phase, service string) string {
+		return `{"phase":"` + phase + `","image":"` + built.Image + `",` + service + `,"eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
+			`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`
+	}
+	const serving = `"url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001"`
 	mr := func(status string) *structpb.Struct {
 		return mustStruct(t, `{"apiVersion":"lambda.m.crossplane.io/v1alpha1","kind":"LambdaFunction","metadata":{"name":"hello","namespace":"apps"},"status":`+status+`}`)
 	}
@@ -232,104 +256,62 @@ func TestRunFunction(t *testing.T) {
 		},
 		"Serving": {
 			reason: "With the digest in the status the build's objects go, and a Ready Service makes the XR Ready with its URL.",
-			xr:     lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+job+`","digest":"`+testDigest+`"}}`),
-			observed: map[string]*fnv1.Resource{
-				"Job/" + job:                {Resource: jobWithStatus(t, building.BuildJob, finished(batchv1.JobComplete))},
-				"Broker/events":             {Resource: readyStruct(t, building.Broker)},
-				"Service/hello":             {Resource: runningSvc},
-				"Trigger/" + trig(built, 0): {Resource: readyStruct(t, built.Triggers[0])},
-			},
+			xr:     builtXR,
+			observed: func() map[string]*fnv1.Resource {
+				o := deployed(runningSvc, readyStruct(t, built.Triggers[0]))
+				o["Job/"+job] = &fnv1.Resource{Resource: jobWithStatus(t, building.BuildJob, finished(batchv1.JobComplete))}
+				return o
+			}(),
 			want: want{
-				composed: composedOf(
-					composedAs("Broker", "events", true),
-					serviceRunning(testName, true, built.Image),
-					composedAs("Trigger", trig(built, 0), true),
-				),
-				status: `{"phase":"Ready","image":"` + built.Image + `","url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001","eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
-					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
+				composed:   deployedComposed(true, true),
+				status:     deployedStatus("Ready", serving),
 				ready:      fnv1.Ready_READY_TRUE,
 				conditions: readyConditions("serving at http://hello.apps.example.com"),
 			},
 		},
 		"RevisionFailed": {
-			reason: "A first Revision that crash-loops stalls the XR with Knative's message; its status names the Revision.",
-			xr:     lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+job+`","digest":"`+testDigest+`"}}`),
-			observed: map[string]*fnv1.Resource{
-				"Broker/events":             {Resource: readyStruct(t, building.Broker)},
-				"Service/hello":             {Resource: serviceRolledOut(t, built.Service, crash)},
-				"Trigger/" + trig(built, 0): {Resource: readyStruct(t, built.Triggers[0])},
-			},
+			reason:   "A first Revision that crash-loops stalls the XR with Knative's message; its status names the Revision.",
+			xr:       builtXR,
+			observed: deployed(serviceRolledOut(t, built.Service, crash), readyStruct(t, built.Triggers[0])),
 			want: want{
-				composed: composedOf(
-					composedAs("Broker", "events", true),
-					serviceRunning(testName, false, built.Image),
-					composedAs("Trigger", trig(built, 0), true),
-				),
-				status: `{"phase":"Failed","image":"` + built.Image + `","url":"http://hello.apps.example.com","failedRevision":"hello-00001","eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
-					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
+				composed:   deployedComposed(false, true),
+				status:     deployedStatus("Failed", `"url":"http://hello.apps.example.com","failedRevision":"hello-00001"`),
 				ready:      fnv1.Ready_READY_FALSE,
 				conditions: stalledConditions("RevisionFailed", crashed),
 				results:    []*fnv1.Result{warning("RevisionFailed", crashed)},
 			},
 		},
 		"NewRevisionFailsWhileOldServes": {
-			reason: "A new Revision that fails while the one before serves keeps the XR Ready and stalls it, naming both.",
-			xr:     lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+job+`","digest":"`+testDigest+`"}}`),
-			observed: map[string]*fnv1.Resource{
-				"Broker/events":             {Resource: readyStruct(t, building.Broker)},
-				"Service/hello":             {Resource: serviceRolledOut(t, built.Service, nil, crash)},
-				"Trigger/" + trig(built, 0): {Resource: readyStruct(t, built.Triggers[0])},
-			},
+			reason:   "A new Revision that fails while the one before serves keeps the XR Ready and stalls it, naming both.",
+			xr:       builtXR,
+			observed: deployed(serviceRolledOut(t, built.Service, nil, crash), readyStruct(t, built.Triggers[0])),
 			want: want{
-				composed: composedOf(
-					composedAs("Broker", "events", true),
-					serviceRunning(testName, false, built.Image),
-					composedAs("Trigger", trig(built, 0), true),
-				),
-				status: `{"phase":"Ready","image":"` + built.Image + `","url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001","failedRevision":"hello-00002","eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
-					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
+				composed:   deployedComposed(false, true),
+				status:     deployedStatus("Ready", serving+`,"failedRevision":"hello-00002"`),
 				ready:      fnv1.Ready_READY_TRUE,
 				conditions: stalledConditions("RevisionFailed", crashedAgain),
 				results:    []*fnv1.Result{warning("RevisionFailed", crashedAgain)},
 			},
 		},
 		"TriggerFailed": {
-			reason: "A Trigger Knative reports cannot deliver stalls the XR, naming the Trigger and Knative's reason.",
-			xr:     lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+job+`","digest":"`+testDigest+`"}}`),
-			observed: map[string]*fnv1.Resource{
-				"Broker/events":             {Resource: readyStruct(t, building.Broker)},
-				"Service/hello":             {Resource: runningSvc},
-				"Trigger/" + trig(built, 0): {Resource: triggerSettled(t, built.Triggers[0], playact.DeadLetterSinkUnresolved(`failed to get object apps/dlq: services.serving.knative.dev "dlq" not found`))},
-			},
+			reason:   "A Trigger Knative reports cannot deliver stalls the XR, naming the Trigger and Knative's reason.",
+			xr:       builtXR,
+			observed: deployed(runningSvc, triggerSettled(t, built.Triggers[0], playact.DeadLetterSinkUnresolved(`failed to get object apps/dlq: services.serving.knative.dev "dlq" not found`))),
 			want: want{
-				composed: composedOf(
-					composedAs("Broker", "events", true),
-					serviceRunning(testName, true, built.Image),
-					composedAs("Trigger", trig(built, 0), false),
-				),
-				status: `{"phase":"Failed","image":"` + built.Image + `","url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001","eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
-					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
+				composed:   deployedComposed(true, false),
+				status:     deployedStatus("Failed", serving),
 				ready:      fnv1.Ready_READY_FALSE,
 				conditions: stalledConditions("EventingFailed", "Trigger "+trig(built, 0)+dlqMissing),
 				results:    []*fnv1.Result{warning("EventingFailed", "Trigger "+trig(built, 0)+dlqMissing)},
 			},
 		},
 		"TriggerNotReported": {
-			reason: "A Trigger Knative has not reported on yet keeps the XR reconciling.",
-			xr:     lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+job+`","digest":"`+testDigest+`"}}`),
-			observed: map[string]*fnv1.Resource{
-				"Broker/events":             {Resource: readyStruct(t, building.Broker)},
-				"Service/hello":             {Resource: runningSvc},
-				"Trigger/" + trig(built, 0): {Resource: toStruct(t, built.Triggers[0])},
-			},
+			reason:   "A Trigger Knative has not reported on yet keeps the XR reconciling.",
+			xr:       builtXR,
+			observed: deployed(runningSvc, toStruct(t, built.Triggers[0])),
 			want: want{
-				composed: composedOf(
-					composedAs("Broker", "events", true),
-					serviceRunning(testName, true, built.Image),
-					composedAs("Trigger", trig(built, 0), false),
-				),
-				status: `{"phase":"Deploying","image":"` + built.Image + `","url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001","eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
-					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
+				composed:   deployedComposed(true, false),
+				status:     deployedStatus("Deploying", serving),
 				ready:      fnv1.Ready_READY_FALSE,
 				conditions: progressingConditions("Deploying", "waiting for Knative Eventing: Trigger "+trig(built, 0)+" has no Ready condition yet"),
 			},
