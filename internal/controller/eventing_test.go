@@ -28,9 +28,7 @@ func TestEventingFailures(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p, c, ns := newScene(ctx, t, "eventing", keep)
-	fn := newFunction(ns, "listener", "")
-	fn.Spec.ForProvider.Source = v1alpha1.FunctionSource{Image: &v1alpha1.ImageSource{Repository: "ghcr.io/acme/listener", Tag: ptr[v1alpha1.ImageTag]("v1")}}
-	fn.Spec.ForProvider.Runtime = nil
+	fn := newImageFunction(ns, "listener")
 	fn.Spec.ForProvider.Eventing.Delivery = &v1alpha1.Delivery{DeadLetterSink: &v1alpha1.Sink{Ref: &v1alpha1.SinkReference{APIVersion: "serving.knative.dev/v1", Kind: "Service", Name: "dlq"}}}
 	trigger := render.TriggerName(v1alpha1.LambdaFunctionKind, "listener", "orders", "trigger/orders")
 	p.eventing.Leave(trigger)

@@ -57,6 +57,15 @@ func newFunction(ns, name, code string) *v1alpha1.LambdaFunction {
 	}
 }
 
+// newImageFunction is newFunction with a prebuilt image, ghcr.io/acme/<name>
+// at tag v1: nothing to build.
+func newImageFunction(ns, name string) *v1alpha1.LambdaFunction {
+	fn := newFunction(ns, name, "")
+	fn.Spec.ForProvider.Source = v1alpha1.FunctionSource{Image: &v1alpha1.ImageSource{Repository: v1alpha1.ImageRepository("ghcr.io/acme/" + name), Tag: ptr[v1alpha1.ImageTag]("v1")}}
+	fn.Spec.ForProvider.Runtime = nil
+	return fn
+}
+
 // newProviderConfig creates the namespace's ProviderConfig, targeting the
 // provider's own cluster with a registry for builds.
 func newProviderConfig(ctx context.Context, t testing.TB, c client.Client, ns string) {

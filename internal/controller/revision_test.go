@@ -39,9 +39,8 @@ func TestRevisionFailures(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	_, c, ns := newScene(ctx, t, "revision", keep)
-	fn := newFunction(ns, "shaky", "")
-	fn.Spec.ForProvider.Source = v1alpha1.FunctionSource{Image: &v1alpha1.ImageSource{Repository: "ghcr.io/acme/shaky", Tag: ptr[v1alpha1.ImageTag]("v1")}}
-	fn.Spec.ForProvider.Runtime, fn.Spec.ForProvider.Eventing = nil, nil
+	fn := newImageFunction(ns, "shaky")
+	fn.Spec.ForProvider.Eventing = nil
 	if err := c.Create(ctx, fn); err != nil {
 		t.Fatal(err)
 	}
