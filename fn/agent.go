@@ -11,12 +11,13 @@ import (
 
 	platformv1alpha1 "github.com/knative-lambda/provider-knative-lambda/apis/platform/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
 // directAgent composes an Agent's Knative Service, Broker and Triggers.
-func (p *pass) directAgent() (outcome, error) {
+func (p *pass) directAgent(in *v1beta1.Input) (outcome, error) {
 	xr := p.xr.agentXR
 	status := &xr.Status.WorkloadObservation
 	if err := p.setStatus(status); err != nil {
@@ -27,7 +28,12 @@ func (p *pass) directAgent() (outcome, error) {
 		p.keep(all)
 		return progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgWaitRequired), err
 	}
-	objs, err := render.Agent(render.AgentInput{Namespace: p.xr.namespace, Name: p.xr.name, Spec: xr.Spec.LambdaAgentParameters, Observed: render.Observed{ForwardAddresses: addrs}})
+	d, held, ok, err := p.defaults(in)
+	if err != nil || !ok {
+		p.keep(all)
+		return held, err
+	}
+	objs, err := render.Agent(render.AgentInput{Namespace: p.xr.namespace, Name: p.xr.name, Spec: xr.Spec.LambdaAgentParameters, Defaults: d, Observed: render.Observed{ForwardAddresses: addrs}})
 	if err != nil {
 		p.keep(all)
 		return stalled(v1alpha1.ReasonInvalid, err.Error()), nil

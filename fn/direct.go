@@ -291,7 +291,7 @@ func (p *pass) observedEach(rendered []client.Object) (map[resource.Name]client.
 // once for the provider and the function.
 func (p *pass) defaults(in *v1beta1.Input) (render.Defaults, outcome, bool, error) {
 	if in.Build != nil || in.ProviderConfigRef == nil {
-		return render.BuildDefaults(in.Build), outcome{}, true, nil
+		return render.BuildDefaults(in.Build).WithEventing(in.Eventing), outcome{}, true, nil
 	}
 	ref := in.ProviderConfigRef
 	ns := ""
@@ -310,7 +310,7 @@ func (p *pass) defaults(in *v1beta1.Input) (render.Defaults, outcome, bool, erro
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[0].Object, pc); err != nil {
 		return render.Defaults{}, outcome{}, false, errors.Wrapf(err, errFmtConvert, ref.Kind, ref.Name)
 	}
-	return render.BuildDefaults(pc.Spec.Build), outcome{}, true, nil
+	return render.BuildDefaults(pc.Spec.Build).WithEventing(pc.Spec.Eventing).WithEventing(in.Eventing), outcome{}, true, nil
 }
 
 // credentials are the data of a source's credentials Secret; nil without a

@@ -83,7 +83,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		p.keep(all)
 		o = stalled(v1alpha1.ReasonInvalid, errors.Errorf(errFmtMode, in.Mode).Error())
 	case p.xr.agent:
-		o, err = p.directAgent()
+		o, err = p.directAgent(in)
 	default:
 		o, err = p.directFunction(ctx, in, f.sources, f.buildDeny)
 	}

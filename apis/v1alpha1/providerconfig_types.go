@@ -21,6 +21,16 @@ const (
 	CredentialsSourceSecret CredentialsSource = "Secret"
 )
 
+// EventingDefaults apply to the Triggers of the resources that use a
+// provider config, unless the resource sets its own.
+type EventingDefaults struct {
+	// DeadLetterSink receives the events a Trigger could not deliver when
+	// neither the Trigger nor its workload names a dead-letter sink. A ref
+	// names an object in each resource's own namespace.
+	// +optional
+	DeadLetterSink *Sink `json:"deadLetterSink,omitempty"`
+}
+
 // BuildDefaults apply to every build of the resources that use a provider
 // config, unless the resource sets its own.
 type BuildDefaults struct {
@@ -171,6 +181,10 @@ type ProviderConfigSpec struct {
 	// Build defaults of the resources that use this config.
 	// +optional
 	Build *BuildDefaults `json:"build,omitempty"`
+
+	// Eventing defaults of the resources that use this config.
+	// +optional
+	Eventing *EventingDefaults `json:"eventing,omitempty"`
 }
 
 // A ClusterProviderConfigSpec configures a ClusterProviderConfig.
@@ -190,6 +204,10 @@ type ClusterProviderConfigSpec struct {
 	// Build defaults of the resources that use this config.
 	// +optional
 	Build *BuildDefaults `json:"build,omitempty"`
+
+	// Eventing defaults of the resources that use this config.
+	// +optional
+	Eventing *EventingDefaults `json:"eventing,omitempty"`
 }
 
 // A ProviderConfigStatus is the observed state of a provider config.

@@ -54,6 +54,7 @@ func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged)
 		secretNS  string
 		secretRef *v1alpha1.KeySelector
 		build     *v1alpha1.BuildDefaults
+		eventing  *v1alpha1.EventingDefaults
 	)
 	switch ref.Kind {
 	case v1alpha1.ProviderConfigKind:
@@ -61,7 +62,7 @@ func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged)
 		if err := kube.Get(ctx, types.NamespacedName{Namespace: mg.GetNamespace(), Name: ref.Name}, pc); err != nil {
 			return Config{}, errors.Wrapf(err, errFmtGetPC, ref.Kind, ref.Name)
 		}
-		source, secretNS, secretRef, build = pc.Spec.Credentials.Source, pc.Namespace, pc.Spec.Credentials.SecretRef, pc.Spec.Build
+		source, secretNS, secretRef, build, eventing = pc.Spec.Credentials.Source, pc.Namespace, pc.Spec.Credentials.SecretRef, pc.Spec.Build, pc.Spec.Eventing
 	case v1alpha1.ClusterProviderConfigKind:
 		pc := &v1alpha1.ClusterProviderConfig{}
 		if err := kube.Get(ctx, types.NamespacedName{Name: ref.Name}, pc); err != nil {
@@ -70,7 +71,7 @@ func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged)
 		if err := admits(ctx, kube, pc, mg.GetNamespace()); err != nil {
 			return Config{}, err
 		}
-		source, build = pc.Spec.Credentials.Source, pc.Spec.Build
+		source, build, eventing = pc.Spec.Credentials.Source, pc.Spec.Build, pc.Spec.Eventing
 		if s := pc.Spec.Credentials.SecretRef; s != nil {
 			secretNS, secretRef = s.Namespace, &v1alpha1.KeySelector{Name: s.Name, Key: s.Key}
 		}
@@ -78,7 +79,7 @@ func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged)
 		return Config{}, errors.Errorf(errFmtUnknownPCKind, ref.Kind)
 	}
 
-	cfg := Config{Defaults: render.BuildDefaults(build)}
+	cfg := Config{Defaults: render.BuildDefaults(build).WithEventing(eventing)}
 	if source != v1alpha1.CredentialsSourceSecret {
 		return cfg, nil
 	}

@@ -97,3 +97,36 @@ func TestEventingFailures(t *testing.T) {
 		t.Logf("read %s after Knative reported it (poll interval %s)", time.Since(reported).Round(time.Millisecond), testPoll)
 	}
 }
+
+// TestDeadLetterSinkDefault checks that a ProviderConfig's dead-letter sink
+// reaches the Triggers of a function that names none.
+func TestDeadLetterSinkDefault(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, c, ns := newScene(ctx, t, "dead-letters", keep)
+	const sink = "http://dead-letters.platform.svc.cluster.local"
+	// The provider's own ProviderConfig controller writes it too.
+	wait.Until(ctx, t, "the ProviderConfig names a dead-letter sink", func() string {
+		pc := &v1alpha1.ProviderConfig{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, pc); err != nil {
+			return err.Error()
+		}
+		pc.Spec.Eventing = &v1alpha1.EventingDefaults{DeadLetterSink: &v1alpha1.Sink{URI: ptr[v1alpha1.HTTPURL](sink)}}
+		return wait.ErrString(c.Update(ctx, pc))
+	})
+	fn := newImageFunction(ns, "forgetful")
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	name := render.TriggerName(v1alpha1.LambdaFunctionKind, "forgetful", "orders", "trigger/orders")
+	wait.Until(ctx, t, "the Trigger sends what it cannot deliver to the provider config's sink", func() string {
+		tr := &eventingv1.Trigger{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, tr); err != nil {
+			return err.Error()
+		}
+		if d := tr.Spec.Delivery; d == nil || d.DeadLetterSink == nil || d.DeadLetterSink.URI.String() != sink {
+			return fmt.Sprintf("delivery %+v", d)
+		}
+		return ""
+	})
+}

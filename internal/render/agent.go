@@ -122,7 +122,7 @@ func Agent(in AgentInput) (*Objects, error) {
 			}
 		}
 		sub := subscription{name: string(s.Name), key: "subscription/" + string(s.Name), filters: filters, delivery: s.Delivery}
-		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, serviceSubscriber(in.Name)))
+		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
 	}
 	for _, f := range eventing.Forwards {
 		dest, waiting := brokerSubscriber(string(f.Name), ForwardTargetKey(f.Target), in.Observed)
@@ -132,7 +132,7 @@ func Agent(in AgentInput) (*Objects, error) {
 		}
 		for i, t := range f.EventTypes {
 			sub := subscription{name: string(f.Name) + "-" + strconv.Itoa(i), key: "forward/" + string(f.Name) + "/" + strconv.Itoa(i), filters: map[string]string{"type": t}}
-			out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, dest))
+			out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, in.Defaults, dest))
 		}
 	}
 	return out, nil

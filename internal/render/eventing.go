@@ -54,7 +54,7 @@ func broker(namespace string, b *v1alpha1.Broker) *eventingv1.Broker {
 			Labels:      map[string]string{LabelManagedBy: ManagedBy, LabelComponent: ComponentEventing},
 			Annotations: map[string]string{annotationBrokerClass: string(class)},
 		},
-		Spec: eventingv1.BrokerSpec{Delivery: delivery(b.Delivery, nil)},
+		Spec: eventingv1.BrokerSpec{Delivery: delivery(b.Delivery, nil, nil)},
 	}
 }
 
@@ -73,7 +73,7 @@ type subscription struct {
 
 // trigger renders a Trigger of the workload's Broker that delivers to the
 // subscriber.
-func trigger(kind, namespace, name, brokerName string, s subscription, fallback *v1alpha1.Delivery, subscriber duckv1.Destination) *eventingv1.Trigger {
+func trigger(kind, namespace, name, brokerName string, s subscription, fallback *v1alpha1.Delivery, d Defaults, subscriber duckv1.Destination) *eventingv1.Trigger {
 	t := &eventingv1.Trigger{
 		TypeMeta: metav1.TypeMeta{APIVersion: eventingv1.SchemeGroupVersion.String(), Kind: "Trigger"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -84,7 +84,7 @@ func trigger(kind, namespace, name, brokerName string, s subscription, fallback 
 		Spec: eventingv1.TriggerSpec{
 			Broker:     brokerName,
 			Subscriber: subscriber,
-			Delivery:   delivery(s.delivery, fallback),
+			Delivery:   delivery(s.delivery, fallback, d.DeadLetterSink),
 		},
 	}
 	if len(s.filters) > 0 {
@@ -122,11 +122,20 @@ func brokerSubscriber(forward, target string, o Observed) (duckv1.Destination, s
 }
 
 // delivery converts a delivery spec; the trigger's own wins over the
-// workload's default as a whole, as Knative merges neither.
-func delivery(own, fallback *v1alpha1.Delivery) *eventingduckv1.DeliverySpec {
+// workload's default as a whole, as Knative merges neither. The provider
+// config's dead-letter sink fills in where neither names one.
+func delivery(own, fallback *v1alpha1.Delivery, sink *v1alpha1.Sink) *eventingduckv1.DeliverySpec {
 	d := own
 	if d == nil {
 		d = fallback
+	}
+	if sink != nil && (d == nil || d.DeadLetterSink == nil) {
+		with := v1alpha1.Delivery{}
+		if d != nil {
+			with = *d
+		}
+		with.DeadLetterSink = sink
+		d = &with
 	}
 	if d == nil {
 		return nil

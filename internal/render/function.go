@@ -106,7 +106,7 @@ func Function(in FunctionInput) (*Objects, error) {
 	}.service()
 	for _, t := range eventing.Triggers {
 		s := subscription{name: string(t.Name), key: "trigger/" + string(t.Name), filters: t.Filters, notFrom: source, delivery: t.Delivery}
-		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, BrokerName(eventing.Broker), s, eventing.Delivery, serviceSubscriber(in.Name)))
+		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, BrokerName(eventing.Broker), s, eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
 	}
 	return out, nil
 }

@@ -46,6 +46,18 @@ type Defaults struct {
 
 	// InsecureRegistries are reached over plain http.
 	InsecureRegistries []string
+
+	// DeadLetterSink of the Triggers whose delivery names none.
+	DeadLetterSink *v1alpha1.Sink
+}
+
+// WithEventing are the defaults with a provider config's or Input's
+// eventing defaults; what they leave unset stays as it was.
+func (d Defaults) WithEventing(e *v1alpha1.EventingDefaults) Defaults {
+	if e != nil && e.DeadLetterSink != nil {
+		d.DeadLetterSink = e.DeadLetterSink
+	}
+	return d
 }
 
 // Network is where build pods may connect.
@@ -152,6 +164,7 @@ type AgentInput struct {
 	Namespace string
 	Name      string
 	Spec      v1alpha1.LambdaAgentParameters
+	Defaults  Defaults
 	Observed  Observed
 }
 

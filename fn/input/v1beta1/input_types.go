@@ -53,6 +53,12 @@ type Input struct {
 	// +optional
 	Build *v1alpha1.BuildDefaults `json:"build,omitempty"`
 
+	// Eventing are the eventing defaults of Direct mode, as a
+	// ProviderConfig's are for managed resources; they win over those of
+	// the provider config providerConfigRef names.
+	// +optional
+	Eventing *v1alpha1.EventingDefaults `json:"eventing,omitempty"`
+
 	// ProviderConfigRef names a ProviderConfig or ClusterProviderConfig of
 	// provider-knative-lambda. Direct mode reads its build settings, so a
 	// platform sets its registry once; Managed mode gives it to the managed

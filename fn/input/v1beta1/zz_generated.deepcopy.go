@@ -41,6 +41,11 @@ func (in *Input) DeepCopyInto(out *Input) {
 		*out = new(v1alpha1.BuildDefaults)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Eventing != nil {
+		in, out := &in.Eventing, &out.Eventing
+		*out = new(v1alpha1.EventingDefaults)
+		(*in).DeepCopyInto(*out)
+	}
 	if in.ProviderConfigRef != nil {
 		in, out := &in.ProviderConfigRef, &out.ProviderConfigRef
 		*out = new(v2.ProviderConfigReference)

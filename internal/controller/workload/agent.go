@@ -35,7 +35,7 @@ func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (ma
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	objs, err := render.Agent(render.AgentInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Observed: render.Observed{ForwardAddresses: addrs}})
+	objs, err := render.Agent(render.AgentInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults, Observed: render.Observed{ForwardAddresses: addrs}})
 	if err != nil {
 		mg.SetConditions(notReady(mg, v1alpha1.ReasonInvalid, err.Error()))
 		return managed.ExternalObservation{}, errors.Wrap(err, errRender)
