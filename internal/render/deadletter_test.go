@@ -69,8 +69,8 @@ func TestDeadLetterSinkDefault(t *testing.T) {
 				t.Errorf("%s\nfunction Trigger delivery: -want, +got:\n%s", tc.reason, diff)
 			}
 			agent, err := Agent(AgentInput{Namespace: "apps", Name: "helper", Defaults: tc.defaults, Spec: v1alpha1.LambdaAgentParameters{
-				Image: v1alpha1.AgentImage{Repository: "ghcr.io/acme/agent", Tag: ptr.To[v1alpha1.ImageTag]("v1")},
-				AI:    v1alpha1.AI{Provider: v1alpha1.AIProviderOllama, Endpoint: ptr.To[v1alpha1.HTTPURL]("http://ollama.ai.svc:11434"), Model: "llama3.2:3b"},
+				Image:    v1alpha1.AgentImage{Repository: "ghcr.io/acme/agent", Tag: ptr.To[v1alpha1.ImageTag]("v1")},
+				AI:       v1alpha1.AI{Provider: v1alpha1.AIProviderOllama, Endpoint: ptr.To[v1alpha1.HTTPURL]("http://ollama.ai.svc:11434"), Model: "llama3.2:3b"},
 				Eventing: &v1alpha1.AgentEventing{Delivery: tc.workload, Subscriptions: []v1alpha1.Subscription{{Name: "all", EventType: "com.example.ask", Delivery: tc.trigger}}},
 			}})
 			if err != nil {
