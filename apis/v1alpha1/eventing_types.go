@@ -21,6 +21,8 @@ const (
 )
 
 // A Broker is the Knative Broker the workload receives events from.
+// +kubebuilder:validation:XValidation:rule="!has(self.rabbitmq) || (has(self.class) && self.class == 'RabbitMQBroker')",message="rabbitmq applies only to a Broker of class RabbitMQBroker"
+// +kubebuilder:validation:XValidation:rule="!(has(self.create) && self.create && has(self.class) && self.class == 'RabbitMQBroker') || has(self.rabbitmq)",message="a RabbitMQBroker created here needs rabbitmq.brokerConfig or rabbitmq.cluster: eventing-rabbitmq refuses a Broker without spec.config"
 type Broker struct {
 	// Name of the Broker in the resource's namespace.
 	// +kubebuilder:default=default
@@ -40,6 +42,28 @@ type Broker struct {
 	// Delivery is the Broker's own delivery spec, for a Broker created here.
 	// +optional
 	Delivery *Delivery `json:"delivery,omitempty"`
+
+	// RabbitMQ says which RabbitMQ a Broker of class RabbitMQBroker created
+	// here uses.
+	// +optional
+	RabbitMQ *RabbitMQBroker `json:"rabbitmq,omitempty"`
+}
+
+// A RabbitMQBroker says which RabbitMQ a Broker of class RabbitMQBroker
+// uses: eventing-rabbitmq's spec.config.
+// +kubebuilder:validation:XValidation:rule="has(self.brokerConfig) != has(self.cluster)",message="exactly one of brokerConfig or cluster must be set"
+type RabbitMQBroker struct {
+	// BrokerConfig names a RabbitmqBrokerConfig (eventing.knative.dev/v1alpha1)
+	// in the resource's namespace, which names the RabbitmqCluster and the
+	// queue type (quorum by default): the way eventing-rabbitmq recommends.
+	// +optional
+	BrokerConfig *DNSSubdomain `json:"brokerConfig,omitempty"`
+
+	// Cluster names a RabbitmqCluster (rabbitmq.com/v1beta1) in the
+	// resource's namespace. eventing-rabbitmq deprecates this: its queues are
+	// classic.
+	// +optional
+	Cluster *DNSSubdomain `json:"cluster,omitempty"`
 }
 
 // Delivery configures how Knative retries events that the subscriber did not
@@ -113,6 +137,15 @@ type Trigger struct {
 	// Delivery overrides the resource's delivery spec for this trigger.
 	// +optional
 	Delivery *Delivery `json:"delivery,omitempty"`
+
+	// Parallelism is how many events a RabbitMQBroker's dispatcher sends
+	// to the function at once for this trigger (eventing-rabbitmq's
+	// rabbitmq.eventing.knative.dev/parallelism); other Broker classes
+	// ignore it.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Parallelism *int32 `json:"parallelism,omitempty"`
 }
 
 // FunctionEventing wires a LambdaFunction to CloudEvents.

@@ -127,6 +127,15 @@ type Subscription struct {
 	// Delivery overrides the agent's delivery spec for this subscription.
 	// +optional
 	Delivery *Delivery `json:"delivery,omitempty"`
+
+	// Parallelism is how many events a RabbitMQBroker's dispatcher sends
+	// to the agent at once for this subscription (eventing-rabbitmq's
+	// rabbitmq.eventing.knative.dev/parallelism); other Broker classes
+	// ignore it.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	Parallelism *int32 `json:"parallelism,omitempty"`
 }
 
 // A ForwardTarget is where forwarded events go: another agent's Broker, or a

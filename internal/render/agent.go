@@ -121,7 +121,7 @@ func Agent(in AgentInput) (*Objects, error) {
 				filters[k] = v
 			}
 		}
-		sub := subscription{name: string(s.Name), key: "subscription/" + string(s.Name), filters: filters, delivery: s.Delivery}
+		sub := subscription{name: string(s.Name), key: "subscription/" + string(s.Name), filters: filters, delivery: s.Delivery, parallelism: s.Parallelism}
 		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
 	}
 	for _, f := range eventing.Forwards {

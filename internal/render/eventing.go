@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"maps"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -20,8 +21,14 @@ const (
 	fmtBadAddress       = "forward %s waits for a usable address: %q of %s is not a URL"
 )
 
-// annotationBrokerClass selects a Broker's implementation.
-const annotationBrokerClass = "eventing.knative.dev/broker.class"
+// Annotations of Knative's eventing objects.
+const (
+	// annotationBrokerClass selects a Broker's implementation.
+	annotationBrokerClass = "eventing.knative.dev/broker.class"
+	// annotationRabbitMQParallelism is eventing-rabbitmq's per-Trigger
+	// dispatcher parallelism.
+	annotationRabbitMQParallelism = "rabbitmq.eventing.knative.dev/parallelism"
+)
 
 // DefaultBroker is the Broker a workload uses when its spec names none.
 const DefaultBroker = "default"
@@ -54,8 +61,22 @@ func broker(namespace string, b *v1alpha1.Broker) *eventingv1.Broker {
 			Labels:      map[string]string{LabelManagedBy: ManagedBy, LabelComponent: ComponentEventing},
 			Annotations: map[string]string{annotationBrokerClass: string(class)},
 		},
-		Spec: eventingv1.BrokerSpec{Delivery: delivery(b.Delivery, nil, nil)},
+		Spec: eventingv1.BrokerSpec{Config: rabbitmqConfig(namespace, b.RabbitMQ), Delivery: delivery(b.Delivery, nil, nil)},
 	}
+}
+
+// rabbitmqConfig is the spec.config eventing-rabbitmq requires of a Broker
+// of class RabbitMQBroker: its RabbitmqBrokerConfig, or a RabbitmqCluster.
+func rabbitmqConfig(namespace string, r *v1alpha1.RabbitMQBroker) *duckv1.KReference {
+	switch {
+	case r == nil:
+		return nil
+	case r.BrokerConfig != nil:
+		return &duckv1.KReference{APIVersion: "eventing.knative.dev/v1alpha1", Kind: "RabbitmqBrokerConfig", Namespace: namespace, Name: string(*r.BrokerConfig)}
+	case r.Cluster != nil:
+		return &duckv1.KReference{APIVersion: "rabbitmq.com/v1beta1", Kind: "RabbitmqCluster", Namespace: namespace, Name: string(*r.Cluster)}
+	}
+	return nil
 }
 
 // A subscription is one Trigger's worth of a workload's eventing.
@@ -67,8 +88,10 @@ type subscription struct {
 	filters map[string]string
 	// notFrom is a source whose events the subscription never delivers:
 	// a function's own replies, which the Broker ingests like any event.
-	notFrom  string
-	delivery *v1alpha1.Delivery
+	notFrom string
+	// parallelism of a RabbitMQBroker's dispatcher for the Trigger.
+	parallelism *int32
+	delivery    *v1alpha1.Delivery
 }
 
 // trigger renders a Trigger of the workload's Broker that delivers to the
@@ -89,6 +112,9 @@ func trigger(kind, namespace, name, brokerName string, s subscription, fallback 
 	}
 	if len(s.filters) > 0 {
 		t.Spec.Filter = &eventingv1.TriggerFilter{Attributes: eventingv1.TriggerFilterAttributes(s.filters)}
+	}
+	if s.parallelism != nil {
+		t.Annotations = map[string]string{annotationRabbitMQParallelism: strconv.Itoa(int(*s.parallelism))}
 	}
 	if s.notFrom == "" {
 		return t

@@ -105,7 +105,7 @@ func Function(in FunctionInput) (*Objects, error) {
 		serviceAccountName: spec.ServiceAccountName, pullSecrets: pullSecrets, meta: spec.Workload,
 	}.service()
 	for _, t := range eventing.Triggers {
-		s := subscription{name: string(t.Name), key: "trigger/" + string(t.Name), filters: t.Filters, notFrom: source, delivery: t.Delivery}
+		s := subscription{name: string(t.Name), key: "trigger/" + string(t.Name), filters: t.Filters, notFrom: source, delivery: t.Delivery, parallelism: t.Parallelism}
 		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, BrokerName(eventing.Broker), s, eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
 	}
 	return out, nil
