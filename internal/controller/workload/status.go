@@ -47,8 +47,13 @@ const ConnectionDetailURL = "url"
 
 // notReady is a Ready=False condition saying why.
 func notReady(mg resource.Managed, reason xpv2.ConditionReason, msg string) xpv2.Condition {
+	return condition(mg, xpv2.TypeReady, corev1.ConditionFalse, reason, msg)
+}
+
+// condition is a condition of the resource's current generation.
+func condition(mg resource.Managed, t xpv2.ConditionType, status corev1.ConditionStatus, reason xpv2.ConditionReason, msg string) xpv2.Condition {
 	return xpv2.Condition{
-		Type: xpv2.TypeReady, Status: corev1.ConditionFalse, Reason: reason, Message: msg,
+		Type: t, Status: status, Reason: reason, Message: msg,
 		LastTransitionTime: metav1.Now(), ObservedGeneration: mg.GetGeneration(),
 	}
 }
@@ -96,7 +101,7 @@ func (c connection) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservati
 	// Only a resource that once had a failing Revision carries the
 	// condition; GetCondition of one never set has no reason.
 	if !svc.Failed && svc.Ready && mg.GetCondition(v1alpha1.TypeLatestRevisionReady).Reason != "" {
-		mg.SetConditions(latestRevision(mg, corev1.ConditionTrue, v1alpha1.ReasonRevisionReady, "Revision "+svc.LatestReadyRevision+" serves"))
+		mg.SetConditions(condition(mg, v1alpha1.TypeLatestRevisionReady, corev1.ConditionTrue, v1alpha1.ReasonRevisionReady, "Revision "+svc.LatestReadyRevision+" serves"))
 	}
 	obs := managed.ExternalObservation{ResourceExists: st.exists, ResourceUpToDate: st.upToDate, Diff: strings.Join(st.differences, "\n")}
 	if at.URL != "" {
@@ -116,17 +121,9 @@ func (c connection) revisionFailure(mg resource.Managed, at *v1alpha1.WorkloadOb
 	}
 	at.FailedRevision = svc.LatestCreatedRevision
 	msg := svc.Failure()
-	mg.SetConditions(latestRevision(mg, corev1.ConditionFalse, v1alpha1.ReasonRevisionFailed, msg))
+	mg.SetConditions(condition(mg, v1alpha1.TypeLatestRevisionReady, corev1.ConditionFalse, v1alpha1.ReasonRevisionFailed, msg))
 	if was != at.FailedRevision {
 		c.record.Event(mg, event.Warning(reasonRevisionFailed, errors.New(msg)))
 	}
 	return msg
-}
-
-// latestRevision is a LatestRevisionReady condition.
-func latestRevision(mg resource.Managed, status corev1.ConditionStatus, reason xpv2.ConditionReason, msg string) xpv2.Condition {
-	return xpv2.Condition{
-		Type: v1alpha1.TypeLatestRevisionReady, Status: status, Reason: reason, Message: msg,
-		LastTransitionTime: metav1.Now(), ObservedGeneration: mg.GetGeneration(),
-	}
 }
