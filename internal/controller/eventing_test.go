@@ -130,3 +130,43 @@ func TestDeadLetterSinkDefault(t *testing.T) {
 		return ""
 	})
 }
+
+// TestRabbitMQBrokerFailure plays eventing-rabbitmq failing to find the
+// RabbitmqCluster a Broker's spec.config names, as its broker reconciler
+// reports it, and checks that the function names the Broker and why.
+func TestRabbitMQBrokerFailure(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, c, ns := newScene(ctx, t, "rabbitmq", keep)
+	p.eventing.Leave("orders")
+	fn := newImageFunction(ns, "router")
+	fn.Spec.ForProvider.Eventing.Broker = &v1alpha1.Broker{Name: "orders", Create: true, Class: v1alpha1.BrokerClassRabbitMQ,
+		RabbitMQ: &v1alpha1.RabbitMQBroker{Cluster: ptr[v1alpha1.DNSSubdomain]("orders-rabbitmq")}}
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	svc, b := &servingv1.Service{}, &eventingv1.Broker{}
+	wait.Until(ctx, t, "the Service and the Broker exist", func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), svc); err != nil {
+			return err.Error()
+		}
+		return wait.ErrString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "orders"}, b))
+	})
+	if b.Spec.Config == nil || b.Spec.Config.Kind != "RabbitmqCluster" || b.Spec.Config.Name != "orders-rabbitmq" {
+		t.Errorf("the Broker's spec.config is %+v, want the RabbitmqCluster orders-rabbitmq", b.Spec.Config)
+	}
+	playact.MarkServiceReady(ctx, t, c, svc)
+	playact.FailRabbitMQBroker(ctx, t, c, b, `rabbitmqclusters.rabbitmq.com "orders-rabbitmq" not found`)
+	wait.Until(ctx, t, "EventingFailed naming the Broker and eventing-rabbitmq's reason", func() string {
+		mg := &v1alpha1.LambdaFunction{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
+			return err.Error()
+		}
+		r := mg.GetCondition(xpv2.TypeReady)
+		want := `Broker orders: ExchangeCredentialsUnavailable: Failed to get arguments for creating exchange: rabbitmqclusters.rabbitmq.com "orders-rabbitmq" not found`
+		if r.Reason != v1alpha1.ReasonEventingFailed || r.Message != want || mg.Status.AtProvider.Phase != v1alpha1.PhaseFailed {
+			return fmt.Sprintf("phase %s, Ready %s %s %q", mg.Status.AtProvider.Phase, r.Status, r.Reason, r.Message)
+		}
+		return ""
+	})
+}

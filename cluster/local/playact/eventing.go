@@ -138,3 +138,21 @@ func Unreported(ctx context.Context, c client.Client, namespace string) ([]clien
 	}
 	return out, nil
 }
+
+// rabbitBrokerConditions are the conditions eventing-rabbitmq's broker
+// reconciler keeps on a Broker of its class (pkg/reconciler/broker).
+var rabbitBrokerConditions = apis.NewLivingConditionSet("ExchangeReady", "DLXReady", "DeadLetterSinkReady", "SecretReady", "IngressReady", "Addressable")
+
+// FailRabbitMQBroker plays eventing-rabbitmq's broker reconciler failing to
+// resolve a Broker's RabbitMQ: resolveError is what resolving the Broker's
+// spec.config returned, such as a RabbitmqCluster that does not exist.
+func FailRabbitMQBroker(ctx context.Context, t T, c client.Client, b *eventingv1.Broker, resolveError string) {
+	t.Helper()
+	m := rabbitBrokerConditions.Manage(&b.Status)
+	m.InitializeConditions()
+	m.MarkFalse("ExchangeReady", "ExchangeCredentialsUnavailable", "Failed to get arguments for creating exchange: %s", resolveError)
+	b.Status.ObservedGeneration = b.Generation
+	if err := c.Status().Update(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+}
