@@ -24,7 +24,7 @@ func TestInputDeadLetterSink(t *testing.T) {
 		Input: mustStruct(t, input),
 		Observed: &fnv1.State{
 			Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+building.BuildJob.Name+`","digest":"`+testDigest+`"}}`))},
-			Resources: map[string]*fnv1.Resource{"Service/hello": {Resource: serviceWithStatus(t, built.Service, true, "http://hello.apps.example.com")}},
+			Resources: map[string]*fnv1.Resource{"Service/hello": {Resource: serviceRolledOut(t, built.Service, nil)}},
 		},
 	}
 	rsp, err := (&Function{log: logging.NewNopLogger(), sources: noSources(t)}).RunFunction(context.Background(), req)

@@ -75,7 +75,7 @@ func TestRunFunction(t *testing.T) {
 	job, cm := building.BuildJob.Name, building.BuildContext.Name
 	buildPods := &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Pod", Namespace: ptr.To(testNS),
 		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"batch.kubernetes.io/job-name": job}}}}
-	runningSvc := serviceWithStatus(t, built.Service, true, "http://hello.apps.example.com")
+	runningSvc := serviceRolledOut(t, built.Service, nil)
 	appsNamespace := &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Namespace", Match: &fnv1.ResourceSelector_MatchName{MatchName: testNS}}
 	eventsBroker := &fnv1.ResourceSelector{ApiVersion: "eventing.knative.dev/v1", Kind: "Broker", Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchName{MatchName: "events"}}
 
@@ -732,33 +732,12 @@ func readyStruct(t testing.TB, o any) *structpb.Struct {
 	return st
 }
 
-func serviceWithStatus(t testing.TB, o any, ready bool, url string) *structpb.Struct {
-	t.Helper()
-	s := toStruct(t, o).AsMap()
-	status := "False"
-	if ready {
-		status = "True"
-	}
-	s["status"] = map[string]any{
-		"url": url, "latestReadyRevisionName": "hello-00001",
-		"conditions": []any{map[string]any{"type": "Ready", "status": status}},
-	}
-	st, err := structpb.NewStruct(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st
-}
-
 // serviceRolledOut is a Service as Knative reports it after one rollout per
 // fault (nil serves), in the order given.
 func serviceRolledOut(t testing.TB, o *servingv1.Service, faults ...playact.RevisionFault) *structpb.Struct {
 	t.Helper()
 	svc := o.DeepCopy()
-	for i, f := range faults {
-		svc.Generation = int64(i + 1)
-		playact.Roll(svc, f)
-	}
+	playact.RollEach(svc, faults...)
 	return toStruct(t, svc)
 }
 

@@ -21,12 +21,7 @@ import (
 // Revision of the last.
 func rollouts(faults ...playact.RevisionFault) (*servingv1.Service, *servingv1.Revision) {
 	svc := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "hello"}}
-	var rev *servingv1.Revision
-	for i, f := range faults {
-		svc.Generation = int64(i + 1)
-		rev = playact.Roll(svc, f)
-	}
-	return svc, rev
+	return svc, playact.RollEach(svc, faults...)
 }
 
 func TestService(t *testing.T) {

@@ -132,6 +132,17 @@ func Roll(svc *servingv1.Service, fault RevisionFault) *servingv1.Revision {
 	return rev
 }
 
+// RollEach plays Roll for one generation of the Service per fault (nil
+// serves), in order from generation 1, and returns the last Revision.
+func RollEach(svc *servingv1.Service, faults ...RevisionFault) *servingv1.Revision {
+	var rev *servingv1.Revision
+	for i, f := range faults {
+		svc.Generation = int64(i + 1)
+		rev = Roll(svc, f)
+	}
+	return rev
+}
+
 // revision is the Revision the Configuration controller creates for the
 // Service's generation, with the status the revision reconciler writes:
 // Ready, or failed with the fault.
