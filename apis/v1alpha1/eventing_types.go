@@ -23,6 +23,7 @@ const (
 // A Broker is the Knative Broker the workload receives events from.
 // +kubebuilder:validation:XValidation:rule="!has(self.rabbitmq) || (has(self.class) && self.class == 'RabbitMQBroker')",message="rabbitmq applies only to a Broker of class RabbitMQBroker"
 // +kubebuilder:validation:XValidation:rule="!(has(self.create) && self.create && has(self.class) && self.class == 'RabbitMQBroker') || has(self.rabbitmq)",message="a RabbitMQBroker created here needs rabbitmq.brokerConfig or rabbitmq.cluster: eventing-rabbitmq refuses a Broker without spec.config"
+// +kubebuilder:validation:XValidation:rule="!(has(oldSelf.create) && oldSelf.create && has(self.create) && self.create && has(oldSelf.class) && oldSelf.class == 'RabbitMQBroker' && has(self.class) && self.class == 'RabbitMQBroker' && (has(self.name) ? self.name : '') == (has(oldSelf.name) ? oldSelf.name : '')) || (has(self.rabbitmq) == has(oldSelf.rabbitmq) && (!has(self.rabbitmq) || self.rabbitmq == oldSelf.rabbitmq) && has(self.delivery) == has(oldSelf.delivery) && (!has(self.delivery) || self.delivery == oldSelf.delivery))",message="a RabbitMQ Broker's rabbitmq and delivery cannot change: eventing-rabbitmq refuses to change a Broker's spec; give the Broker a new name"
 type Broker struct {
 	// Name of the Broker in the resource's namespace.
 	// +kubebuilder:default=default
@@ -49,21 +50,41 @@ type Broker struct {
 	RabbitMQ *RabbitMQBroker `json:"rabbitmq,omitempty"`
 }
 
+// A RabbitMQQueueType is the kind of queue eventing-rabbitmq declares for a
+// Broker's Triggers.
+// +kubebuilder:validation:Enum=quorum;classic
+type RabbitMQQueueType string
+
+// RabbitMQ queue types.
+const (
+	// RabbitMQQueueQuorum queues are replicated across the cluster's nodes.
+	RabbitMQQueueQuorum RabbitMQQueueType = "quorum"
+	// RabbitMQQueueClassic queues live on one node.
+	RabbitMQQueueClassic RabbitMQQueueType = "classic"
+)
+
 // A RabbitMQBroker says which RabbitMQ a Broker of class RabbitMQBroker
 // uses: eventing-rabbitmq's spec.config.
 // +kubebuilder:validation:XValidation:rule="has(self.brokerConfig) != has(self.cluster)",message="exactly one of brokerConfig or cluster must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.queueType) || has(self.cluster)",message="queueType applies with cluster: a RabbitmqBrokerConfig named by brokerConfig sets its own queue type"
 type RabbitMQBroker struct {
 	// BrokerConfig names a RabbitmqBrokerConfig (eventing.knative.dev/v1alpha1)
-	// in the resource's namespace, which names the RabbitmqCluster and the
-	// queue type (quorum by default): the way eventing-rabbitmq recommends.
+	// in the resource's namespace, written by the platform, which names the
+	// RabbitmqCluster, queue type and vhost.
 	// +optional
 	BrokerConfig *DNSSubdomain `json:"brokerConfig,omitempty"`
 
 	// Cluster names a RabbitmqCluster (rabbitmq.com/v1beta1) in the
-	// resource's namespace. eventing-rabbitmq deprecates this: its queues are
-	// classic.
+	// resource's namespace. The Broker gets a RabbitmqBrokerConfig of its
+	// own name that names the cluster and the queue type; it is created and
+	// deleted with the Broker.
 	// +optional
 	Cluster *DNSSubdomain `json:"cluster,omitempty"`
+
+	// QueueType of the Broker's queues, with Cluster: quorum (the default,
+	// replicated, as eventing-rabbitmq recommends) or classic.
+	// +optional
+	QueueType RabbitMQQueueType `json:"queueType,omitempty"`
 }
 
 // Delivery configures how Knative retries events that the subscriber did not

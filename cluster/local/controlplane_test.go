@@ -56,6 +56,7 @@ func TestStartWithAllCRDs(t *testing.T) {
 		{Group: "serving.knative.dev", Version: "v1", Kind: "Revision"},
 		{Group: "eventing.knative.dev", Version: "v1", Kind: "Broker"},
 		{Group: "eventing.knative.dev", Version: "v1", Kind: "Trigger"},
+		{Group: "eventing.knative.dev", Version: "v1alpha1", Kind: "RabbitmqBrokerConfig"},
 		{Group: "apiextensions.crossplane.io", Version: "v2", Kind: "CompositeResourceDefinition"},
 		{Group: "apiextensions.crossplane.io", Version: "v1", Kind: "Composition"},
 		{Group: "pkg.crossplane.io", Version: "v1", Kind: "Function"},

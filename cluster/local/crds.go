@@ -42,11 +42,13 @@ type CRDSource struct {
 	Dir string
 }
 
-// ThirdPartyCRDs are the CRDs of Knative Serving, Knative Eventing and
-// Crossplane, taken from the projects' own modules.
+// ThirdPartyCRDs are the CRDs of Knative Serving, Knative Eventing, the
+// RabbitmqBrokerConfig of eventing-rabbitmq and Crossplane, taken from the
+// projects' own modules.
 var ThirdPartyCRDs = []CRDSource{
 	{Module: "knative.dev/serving", Dir: "config/core/300-resources"},
 	{Module: "knative.dev/eventing", Dir: "config/core/resources"},
+	{Module: "knative.dev/eventing-rabbitmq", Dir: "config/broker"},
 	{Module: "github.com/crossplane/crossplane/v2", Version: CrossplaneVersion, Dir: "cluster/crds"},
 }
 

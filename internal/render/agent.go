@@ -109,7 +109,7 @@ func Agent(in AgentInput) (*Objects, error) {
 		scaling: scaling, resources: spec.Resources,
 		serviceAccountName: spec.ServiceAccountName, pullSecrets: spec.Image.PullSecrets, meta: spec.Workload,
 	}.service()
-	out.Broker = broker(in.Namespace, eventing.Broker)
+	out.Broker, out.BrokerConfig = broker(in.Namespace, eventing.Broker)
 
 	for _, s := range eventing.Subscriptions {
 		filters := map[string]string{"type": s.EventType}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 	eventingduckv1 "knative.dev/eventing/pkg/apis/duck/v1"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
@@ -30,6 +31,12 @@ const (
 	annotationRabbitMQParallelism = "rabbitmq.eventing.knative.dev/parallelism"
 )
 
+// eventing-rabbitmq's RabbitmqBrokerConfig.
+const (
+	RabbitMQBrokerConfigAPIVersion = "eventing.knative.dev/v1alpha1"
+	RabbitMQBrokerConfigKind       = "RabbitmqBrokerConfig"
+)
+
 // DefaultBroker is the Broker a workload uses when its spec names none.
 const DefaultBroker = "default"
 
@@ -41,42 +48,76 @@ func BrokerName(b *v1alpha1.Broker) string {
 	return string(b.Name)
 }
 
-// broker renders the Broker a workload creates, or nil when it uses one that
-// exists.
-func broker(namespace string, b *v1alpha1.Broker) *eventingv1.Broker {
+// broker renders the Broker a workload creates, with the RabbitmqBrokerConfig
+// it gets of its own, or nils when it uses one that exists.
+func broker(namespace string, b *v1alpha1.Broker) (*eventingv1.Broker, *unstructured.Unstructured) {
 	if b == nil || !b.Create {
-		return nil
+		return nil, nil
 	}
 	class := b.Class
 	if class == "" {
 		class = v1alpha1.BrokerClassMTChannelBased
 	}
+	config := rabbitmqBrokerConfig(namespace, BrokerName(b), b.RabbitMQ)
 	return &eventingv1.Broker{
 		TypeMeta: metav1.TypeMeta{APIVersion: eventingv1.SchemeGroupVersion.String(), Kind: "Broker"},
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: namespace,
-			Name:      BrokerName(b),
-			// A Broker is shared by every resource that uses it, so it
-			// names none of them: each would take the labels from the other.
-			Labels:      map[string]string{LabelManagedBy: ManagedBy, LabelComponent: ComponentEventing},
+			Namespace:   namespace,
+			Name:        BrokerName(b),
+			Labels:      brokerLabels(),
 			Annotations: map[string]string{annotationBrokerClass: string(class)},
 		},
-		Spec: eventingv1.BrokerSpec{Config: rabbitmqConfig(namespace, b.RabbitMQ), Delivery: delivery(b.Delivery, nil, nil)},
-	}
+		Spec: eventingv1.BrokerSpec{Config: rabbitmqConfig(namespace, b.RabbitMQ, config), Delivery: delivery(b.Delivery, nil, nil)},
+	}, config
+}
+
+// brokerLabels are those of a Broker and its RabbitmqBrokerConfig. A Broker
+// is shared by every resource that uses it, so they name none of them: each
+// would take the labels from the other.
+func brokerLabels() map[string]string {
+	return map[string]string{LabelManagedBy: ManagedBy, LabelComponent: ComponentEventing}
 }
 
 // rabbitmqConfig is the spec.config eventing-rabbitmq requires of a Broker
-// of class RabbitMQBroker: its RabbitmqBrokerConfig, or a RabbitmqCluster.
-func rabbitmqConfig(namespace string, r *v1alpha1.RabbitMQBroker) *duckv1.KReference {
+// of class RabbitMQBroker: the RabbitmqBrokerConfig it names or gets.
+func rabbitmqConfig(namespace string, r *v1alpha1.RabbitMQBroker, own *unstructured.Unstructured) *duckv1.KReference {
 	switch {
-	case r == nil:
-		return nil
-	case r.BrokerConfig != nil:
-		return &duckv1.KReference{APIVersion: "eventing.knative.dev/v1alpha1", Kind: "RabbitmqBrokerConfig", Namespace: namespace, Name: string(*r.BrokerConfig)}
-	case r.Cluster != nil:
-		return &duckv1.KReference{APIVersion: "rabbitmq.com/v1beta1", Kind: "RabbitmqCluster", Namespace: namespace, Name: string(*r.Cluster)}
+	case own != nil:
+		return &duckv1.KReference{APIVersion: own.GetAPIVersion(), Kind: own.GetKind(), Namespace: namespace, Name: own.GetName()}
+	case r != nil && r.BrokerConfig != nil:
+		return &duckv1.KReference{APIVersion: RabbitMQBrokerConfigAPIVersion, Kind: RabbitMQBrokerConfigKind, Namespace: namespace, Name: string(*r.BrokerConfig)}
 	}
 	return nil
+}
+
+// rabbitmqBrokerConfig renders the RabbitmqBrokerConfig of a Broker that
+// names a RabbitmqCluster, named like the Broker. It is how eventing-rabbitmq
+// takes a queue type: a Broker that referred to the cluster itself would get
+// classic queues, a path eventing-rabbitmq deprecates. eventing-rabbitmq has
+// no Go client to speak of, so the object is unstructured; its own
+// validation checks it in the tests.
+func rabbitmqBrokerConfig(namespace, broker string, r *v1alpha1.RabbitMQBroker) *unstructured.Unstructured {
+	if r == nil || r.Cluster == nil {
+		return nil
+	}
+	queueType := r.QueueType
+	if queueType == "" {
+		queueType = v1alpha1.RabbitMQQueueQuorum
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"spec": map[string]any{
+			// The namespace is what eventing-rabbitmq's defaulting would
+			// set, so the applied object never differs from the live one.
+			"rabbitmqClusterReference": map[string]any{"name": string(*r.Cluster), "namespace": namespace},
+			"queueType":                string(queueType),
+		},
+	}}
+	u.SetAPIVersion(RabbitMQBrokerConfigAPIVersion)
+	u.SetKind(RabbitMQBrokerConfigKind)
+	u.SetNamespace(namespace)
+	u.SetName(broker)
+	u.SetLabels(brokerLabels())
+	return u
 }
 
 // A subscription is one Trigger's worth of a workload's eventing.

@@ -84,7 +84,7 @@ func Function(in FunctionInput) (*Objects, error) {
 	if spec.Eventing != nil {
 		eventing = *spec.Eventing
 	}
-	out.Broker = broker(in.Namespace, eventing.Broker)
+	out.Broker, out.BrokerConfig = broker(in.Namespace, eventing.Broker)
 	if out.BuildJob != nil {
 		// Nothing to serve yet; the Triggers follow the Service.
 		return out, nil

@@ -6,6 +6,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -189,7 +190,10 @@ type Objects struct {
 	BuildJob           *batchv1.Job
 	Service            *servingv1.Service
 	Broker             *eventingv1.Broker
-	Triggers           []*eventingv1.Trigger
+	// BrokerConfig is the RabbitmqBrokerConfig of a RabbitMQ Broker created
+	// here that names a RabbitmqCluster; nil otherwise.
+	BrokerConfig *unstructured.Unstructured
+	Triggers     []*eventingv1.Trigger
 }
 
 // Build returns the build's objects in the order they are applied: its
@@ -204,6 +208,20 @@ func (o *Objects) Build() []client.Object {
 	}
 	if o.BuildJob != nil {
 		all = append(all, o.BuildJob)
+	}
+	return all
+}
+
+// Brokers returns the Broker the workload creates, if any, after the
+// RabbitmqBrokerConfig it refers to. They are shared with every other
+// workload that uses the Broker.
+func (o *Objects) Brokers() []client.Object {
+	var all []client.Object
+	if o.BrokerConfig != nil {
+		all = append(all, o.BrokerConfig)
+	}
+	if o.Broker != nil {
+		all = append(all, o.Broker)
 	}
 	return all
 }
@@ -223,10 +241,7 @@ func (o *Objects) Eventing() []client.Object {
 
 // All returns the wanted objects in the order they are applied.
 func (o *Objects) All() []client.Object {
-	all := o.Build()
-	if o.Broker != nil {
-		all = append(all, o.Broker)
-	}
+	all := append(o.Build(), o.Brokers()...)
 	if o.Service != nil {
 		all = append(all, o.Service)
 	}

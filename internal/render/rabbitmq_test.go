@@ -1,13 +1,18 @@
 package render
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	rmqv1alpha1 "knative.dev/eventing-rabbitmq/pkg/apis/eventing/v1alpha1"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	fakeeventing "knative.dev/eventing/pkg/client/injection/client/fake"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )
@@ -27,6 +32,9 @@ func TestRabbitMQAcceptsRendered(t *testing.T) {
 		rb := &rmqv1alpha1.RabbitBroker{ObjectMeta: b.ObjectMeta, Spec: b.Spec}
 		if err := rb.Validate(context.Background()); err != nil {
 			t.Errorf("%s: eventing-rabbitmq refuses Broker %s: %v", tc.name, b.Name, err)
+		}
+		if cfg := tc.objects.BrokerConfig; cfg != nil {
+			acceptsBrokerConfig(t, tc.name, b, cfg)
 		}
 		// The Trigger webhook reads the Broker to know the Trigger is its.
 		ctx, _ := fakeeventing.With(context.Background(), b)
@@ -54,5 +62,40 @@ func TestRabbitMQAcceptsRendered(t *testing.T) {
 	tr := trigger(v1alpha1.LambdaFunctionKind, "apps", "hello", "orders", subscription{name: "all", key: "trigger/all", parallelism: new(int32(1001))}, nil, Defaults{}, serviceSubscriber("hello"))
 	if err := (&rmqv1alpha1.RabbitTrigger{ObjectMeta: tr.ObjectMeta, Spec: tr.Spec}).Validate(ctx); err == nil {
 		t.Error("eventing-rabbitmq's validation admits a parallelism of 1001")
+	}
+}
+
+// acceptsBrokerConfig checks a rendered RabbitmqBrokerConfig with
+// eventing-rabbitmq's own types, defaults and validation, and that its
+// Broker refers to it.
+func acceptsBrokerConfig(t *testing.T, name string, b *eventingv1.Broker, cfg *unstructured.Unstructured) {
+	t.Helper()
+	raw, err := json.Marshal(cfg.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &rmqv1alpha1.RabbitmqBrokerConfig{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(rc); err != nil {
+		t.Errorf("%s: eventing-rabbitmq's RabbitmqBrokerConfig has no field for what was rendered: %v", name, err)
+	}
+	if gvk := rc.GetGroupVersionKind(); cfg.GroupVersionKind() != gvk {
+		t.Errorf("%s: rendered %s, eventing-rabbitmq's type is %s", name, cfg.GroupVersionKind(), gvk)
+	}
+	defaulted := rc.DeepCopy()
+	defaulted.SetDefaults(context.Background())
+	if d := cmp.Diff(rc, defaulted); d != "" {
+		t.Errorf("%s: eventing-rabbitmq's defaulting changes the RabbitmqBrokerConfig, so every apply would differ (-rendered +defaulted):\n%s", name, d)
+	}
+	if err := rc.Validate(context.Background()); err != nil {
+		t.Errorf("%s: eventing-rabbitmq refuses RabbitmqBrokerConfig %s: %v", name, rc.Name, err)
+	}
+	if q := rc.Spec.QueueType; q != rmqv1alpha1.QuorumQueueType && q != rmqv1alpha1.ClassicQueueType {
+		t.Errorf("%s: queue type %q is neither of eventing-rabbitmq's", name, q)
+	}
+	want := &duckv1.KReference{APIVersion: cfg.GetAPIVersion(), Kind: cfg.GetKind(), Namespace: cfg.GetNamespace(), Name: cfg.GetName()}
+	if d := cmp.Diff(want, b.Spec.Config); d != "" {
+		t.Errorf("%s: Broker %s does not refer to its RabbitmqBrokerConfig (-want +got):\n%s", name, b.Name, d)
 	}
 }
