@@ -167,8 +167,9 @@ func (p *pass) shareBroker(objs *render.Objects) error {
 	}
 	if !ok || len(items) > 0 {
 		// Until Crossplane has answered, nothing is composed that another
-		// composite might own.
-		objs.Broker = nil
+		// composite might own; the Broker's RabbitmqBrokerConfig goes with
+		// it.
+		objs.Broker, objs.BrokerConfig = nil, nil
 	}
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
 // The condition types kstatus, and so Flux, read to tell progress from
@@ -99,12 +100,13 @@ func (o outcome) conditions(rsp *fnv1.RunFunctionResponse) {
 }
 
 // readiness is whether an observed composed resource is ready: a Job once
-// complete, a ConfigMap or NetworkPolicy as soon as it exists, anything else (Knative objects,
-// managed resources) once its Ready condition is True.
+// complete, a ConfigMap, NetworkPolicy or RabbitmqBrokerConfig (which have no
+// status) as soon as it exists, anything else (Knative objects, managed
+// resources) once its Ready condition is True.
 func readiness(u *composed.Unstructured) resource.Ready {
 	want := "Ready"
 	switch u.GetKind() {
-	case "ConfigMap", "NetworkPolicy":
+	case "ConfigMap", "NetworkPolicy", render.RabbitMQBrokerConfigKind:
 		return resource.ReadyTrue
 	case "Job":
 		want = string(batchv1.JobComplete)

@@ -3,9 +3,6 @@ package controller_test
 import (
 	"context"
 	"fmt"
-	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,10 +16,8 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
-	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
-	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -128,48 +123,14 @@ func TestAgentForwards(t *testing.T) {
 func TestRemoteTarget(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	remote, err := local.StartWithAllCRDs(ctx, local.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer remote.Stop() //nolint:errcheck // Best effort at the end of a test.
-	kcPath := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := remote.WriteKubeconfig(kcPath); err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := os.ReadFile(kcPath) //nolint:gosec // The test's own file.
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := clients.TargetScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := client.New(remote.Config, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	// The remote API server is on loopback, which only a provider told so
-	// may reach.
-	p := startProvider(t, providerOptions{allowTargets: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}})
+	r := startRemote(ctx, t)
+	rc := r.kube
+	p := startProvider(t, providerOptions{allowTargets: loopback})
 	c := p.kube
 	ns := newNamespace(ctx, t, c, "remote")
-	if err := rc.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+	agent := newAgent(ns, "edge-agent", r.target(ctx, t, c, ns, "edge"), nil)
+	if err := c.Create(ctx, agent); err != nil {
 		t.Fatal(err)
-	}
-	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"}, Data: map[string][]byte{"kubeconfig": kubeconfig}}
-	pc := &v1alpha1.ProviderConfig{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "edge"},
-		Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{
-			Source: v1alpha1.CredentialsSourceSecret, SecretRef: &v1alpha1.KeySelector{Name: "edge", Key: "kubeconfig"},
-		}},
-	}
-	agent := newAgent(ns, "edge-agent", xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "edge"}, nil)
-	for _, o := range []client.Object{secret, pc, agent} {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
 	}
 	svc := &servingv1.Service{}
 	wait.Until(ctx, t, "the agent's Service exists in the remote cluster", func() string {

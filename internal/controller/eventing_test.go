@@ -3,11 +3,17 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -15,8 +21,10 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -152,8 +160,8 @@ func TestRabbitMQBrokerFailure(t *testing.T) {
 		}
 		return wait.ErrString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "orders"}, b))
 	})
-	if b.Spec.Config == nil || b.Spec.Config.Kind != "RabbitmqCluster" || b.Spec.Config.Name != "orders-rabbitmq" {
-		t.Errorf("the Broker's spec.config is %+v, want the RabbitmqCluster orders-rabbitmq", b.Spec.Config)
+	if b.Spec.Config == nil || b.Spec.Config.Kind != render.RabbitMQBrokerConfigKind || b.Spec.Config.Name != "orders" {
+		t.Errorf("the Broker's spec.config is %+v, want its own RabbitmqBrokerConfig orders", b.Spec.Config)
 	}
 	playact.MarkServiceReady(ctx, t, c, svc)
 	playact.FailRabbitMQBroker(ctx, t, c, b, `rabbitmqclusters.rabbitmq.com "orders-rabbitmq" not found`)
@@ -169,4 +177,156 @@ func TestRabbitMQBrokerFailure(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestRabbitMQBrokerConfig runs the provider as its service account with
+// the generated roles and checks the RabbitmqBrokerConfig a RabbitMQ Broker
+// gets: created with the Broker, with the cluster and queue type asked for,
+// left alone at rest, never taken over from someone else, and deleted with
+// the Broker's last user.
+func TestRabbitMQBrokerConfig(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := adminClient(t)
+	ns := newNamespace(ctx, t, c, "rabbitmq-config")
+	grantProvider(ctx, t, c, ns)
+	newProviderConfig(ctx, t, c, ns)
+	playEventing(ctx, c, ns)
+	p := startProvider(t, providerOptions{as: providerIdentity})
+
+	// The platform's own RabbitmqBrokerConfig, of the name a Broker would
+	// give its own.
+	theirs := rabbitmqBrokerConfig(ns, "platform", "platform-rabbitmq", "quorum")
+	theirs.SetLabels(nil)
+	if err := c.Create(ctx, theirs); err != nil {
+		t.Fatal(err)
+	}
+	rabbitFunction := func(name, broker string) *v1alpha1.LambdaFunction {
+		fn := newImageFunction(ns, name)
+		fn.Spec.ForProvider.Eventing.Broker = &v1alpha1.Broker{Name: v1alpha1.DNSLabel(broker), Create: true, Class: v1alpha1.BrokerClassRabbitMQ,
+			RabbitMQ: &v1alpha1.RabbitMQBroker{Cluster: ptr[v1alpha1.DNSSubdomain]("orders-rabbitmq"), QueueType: v1alpha1.RabbitMQQueueClassic}}
+		if err := c.Create(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+		return fn
+	}
+	taker := rabbitFunction("taker", "platform")
+	fn := rabbitFunction("router", "orders")
+
+	waitCondition(ctx, t, c, taker, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonNameConflict,
+		"the RabbitmqBrokerConfig platform exists and was not created by this provider: name it in rabbitmq.brokerConfig instead of rabbitmq.cluster, or give the Broker another name; nothing is applied until the name is free")
+
+	svc := &servingv1.Service{}
+	wait.Until(ctx, t, "the router's Service", func() string { return wait.ErrString(c.Get(ctx, client.ObjectKeyFromObject(fn), svc)) })
+	playact.MarkServiceReady(ctx, t, c, svc)
+	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, xpv2.ReasonAvailable, "")
+
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(theirs.GroupVersionKind())
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "orders"}, got); err != nil {
+		t.Fatal(err)
+	}
+	want := rabbitmqBrokerConfig(ns, "orders", "orders-rabbitmq", "classic")
+	if m := diff.Missing(want.Object, got.Object); len(m) > 0 {
+		t.Errorf("the Broker's RabbitmqBrokerConfig is not as asked:\n%s", strings.Join(m, "\n"))
+	}
+	b := &eventingv1.Broker{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "orders"}, b); err != nil {
+		t.Fatal(err)
+	}
+	if b.Spec.Config == nil || b.Spec.Config.Kind != render.RabbitMQBrokerConfigKind || b.Spec.Config.Name != "orders" || b.Spec.Config.Namespace != ns {
+		t.Errorf("the Broker's spec.config is %+v, want its RabbitmqBrokerConfig orders", b.Spec.Config)
+	}
+
+	// The shared objects read back as applied: nothing is written at rest.
+	time.Sleep(2 * testPoll)
+	before := p.writes.in(ns)
+	time.Sleep(4 * testPoll)
+	if n := p.writes.in(ns) - before; n != 0 {
+		t.Errorf("a function on a RabbitMQ Broker made %d write requests at rest; want 0", n)
+	}
+
+	for _, mg := range []*v1alpha1.LambdaFunction{fn, taker} {
+		if err := c.Delete(ctx, mg); err != nil {
+			t.Fatal(err)
+		}
+		wait.Until(ctx, t, mg.Name+" is gone", func() string {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(mg), mg); err == nil {
+				return "it still exists"
+			}
+			return ""
+		})
+	}
+	for _, o := range []client.Object{b, got} {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); !kerrors.IsNotFound(err) {
+			t.Errorf("%s %s outlives its last user: %v", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err)
+		}
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(theirs), theirs); err != nil || theirs.GetLabels() != nil {
+		t.Errorf("the platform's RabbitmqBrokerConfig was changed or deleted: %v, labels %v", err, theirs.GetLabels())
+	}
+}
+
+// TestRabbitMQWithoutEventingRabbitMQ targets a cluster without
+// eventing-rabbitmq: a function on a RabbitMQ Broker is held, saying so,
+// and nothing of it is applied; once eventing-rabbitmq's CRD is installed
+// it deploys without anyone touching it.
+func TestRabbitMQWithoutEventingRabbitMQ(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := startRemote(ctx, t, render.RabbitMQBrokerConfigKind)
+	p := startProvider(t, providerOptions{allowTargets: loopback})
+	c := p.kube
+	ns := newNamespace(ctx, t, c, "no-rabbitmq")
+	fn := newImageFunction(ns, "router")
+	fn.Spec.ProviderConfigReference = ptr(r.target(ctx, t, c, ns, "edge"))
+	fn.Spec.ForProvider.Eventing.Broker = &v1alpha1.Broker{Name: "orders", Create: true, Class: v1alpha1.BrokerClassRabbitMQ,
+		RabbitMQ: &v1alpha1.RabbitMQBroker{Cluster: ptr[v1alpha1.DNSSubdomain]("orders-rabbitmq")}}
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonBrokerMissing,
+		"Broker orders is of class RabbitMQBroker, but the cluster serves no RabbitmqBrokerConfigs for it: install eventing-rabbitmq; nothing is deployed or changed until it does")
+	for _, l := range []client.ObjectList{&servingv1.ServiceList{}, &eventingv1.BrokerList{}, &eventingv1.TriggerList{}} {
+		if err := r.kube.List(ctx, l, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		if n := apimeta.LenList(l); n > 0 {
+			t.Errorf("%d %T applied while the cluster lacks eventing-rabbitmq", n, l)
+		}
+	}
+
+	root, err := local.ModuleRoot(ctx, ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := local.AllCRDs(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds = slices.DeleteFunc(crds, func(crd *extv1.CustomResourceDefinition) bool { return crd.Spec.Names.Kind != render.RabbitMQBrokerConfigKind })
+	if err := local.InstallCRDs(r.config.Config, crds); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, "the Service and the RabbitmqBrokerConfig exist in the remote", func() string {
+		if err := r.kube.Get(ctx, client.ObjectKeyFromObject(fn), &servingv1.Service{}); err != nil {
+			return err.Error()
+		}
+		cfg := &unstructured.Unstructured{}
+		cfg.SetGroupVersionKind(schema.GroupVersionKind{Group: "eventing.knative.dev", Version: "v1alpha1", Kind: render.RabbitMQBrokerConfigKind})
+		return wait.ErrString(r.kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "orders"}, cfg))
+	})
+}
+
+// rabbitmqBrokerConfig is a RabbitmqBrokerConfig as a platform writes one.
+func rabbitmqBrokerConfig(ns, name, cluster, queueType string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": render.RabbitMQBrokerConfigAPIVersion,
+		"kind":       render.RabbitMQBrokerConfigKind,
+		"metadata": map[string]any{"namespace": ns, "name": name, "labels": map[string]any{
+			render.LabelManagedBy: render.ManagedBy, render.LabelComponent: render.ComponentEventing,
+		}},
+		"spec": map[string]any{"rabbitmqClusterReference": map[string]any{"name": cluster, "namespace": ns}, "queueType": queueType},
+	}}
+	return u
 }

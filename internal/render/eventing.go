@@ -12,6 +12,7 @@ import (
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )
@@ -227,4 +228,12 @@ func delivery(own, fallback *v1alpha1.Delivery, sink *v1alpha1.Sink) *eventingdu
 		}
 	}
 	return out
+}
+
+// CreatedBroker returns the Broker a workload's spec creates, if any, after
+// its RabbitmqBrokerConfig: what its last user deletes.
+func CreatedBroker(namespace string, b *v1alpha1.Broker) []client.Object {
+	o := &Objects{}
+	o.Broker, o.BrokerConfig = broker(namespace, b)
+	return o.Brokers()
 }

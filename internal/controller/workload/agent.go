@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -30,6 +31,9 @@ type agentClient struct {
 // Observe renders the agent, with the addresses of the Brokers its forwards
 // and its own replies go to, and compares what is deployed with it.
 func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (managed.ExternalObservation, error) {
+	if meta.WasDeleted(mg) {
+		return c.deleting(ctx)
+	}
 	spec := mg.Spec.ForProvider
 	addrs, err := c.addresses(ctx, mg)
 	if err != nil {
@@ -39,6 +43,9 @@ func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (ma
 	if err != nil {
 		mg.SetConditions(notReady(mg, v1alpha1.ReasonInvalid, err.Error()))
 		return managed.ExternalObservation{}, errors.Wrap(err, errRender)
+	}
+	if msg, err := c.unserved(objs); err != nil || msg != "" {
+		return held(mg, v1alpha1.ReasonBrokerMissing, msg, err)
 	}
 	if reason, msg, err := c.unmet(ctx, objs); err != nil || msg != "" {
 		return held(mg, reason, msg, err)
@@ -100,7 +107,7 @@ func (c *agentClient) Update(ctx context.Context, _ *v1alpha1.LambdaAgent) (mana
 // Delete removes every object of the agent, and the Broker it created once
 // no one else uses it.
 func (c *agentClient) Delete(ctx context.Context, mg *v1alpha1.LambdaAgent) (managed.ExternalDelete, error) {
-	return managed.ExternalDelete{}, c.remove(ctx, createdBroker(mg.Spec.ForProvider.Eventing.GetBroker()))
+	return managed.ExternalDelete{}, c.remove(ctx, render.CreatedBroker(c.namespace, mg.Spec.ForProvider.Eventing.GetBroker()))
 }
 
 // Disconnect does nothing: target clients are cached.

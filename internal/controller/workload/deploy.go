@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -35,6 +36,7 @@ const (
 	errFmtDelete      = "cannot delete %s"
 	errFmtConvert     = "cannot convert %s for apply"
 	errFmtNotOurs     = "the Broker %s exists and was not created by this provider: set eventing.broker.create to false to use it"
+	errFmtConfigTaken = "the RabbitmqBrokerConfig %s exists and was not created by this provider: name it in rabbitmq.brokerConfig instead of rabbitmq.cluster, or give the Broker another name"
 	errFmtOthers      = "%s %s exists and belongs to %s %s: rename this %s or remove that object"
 	errFmtForeign     = "%s %s exists and was not created by this provider: rename this %s or remove that object"
 	errConflict       = "refusing to apply onto objects this resource does not own"
@@ -45,8 +47,10 @@ const (
 const fieldManagerPrefix = "provider-knative-lambda/"
 
 // ownedKinds are the kinds of object a resource owns alone, found by its
-// labels. Jobs, ConfigMaps and NetworkPolicies are its builds. Brokers are
-// shared, so they are found by name.
+// labels. Jobs, ConfigMaps and NetworkPolicies are its builds. Brokers and
+// their RabbitmqBrokerConfigs are shared, so they are found by name, and
+// only a resource that uses one reads its kind: a cluster without
+// eventing-rabbitmq has no RabbitmqBrokerConfigs to list.
 var ownedKinds = []struct {
 	kind  string
 	list  func() client.ObjectList
@@ -93,7 +97,8 @@ type liveState struct {
 	// objects are the resource's objects, by "Kind/name".
 	objects map[string]owned
 	// live are the live copies of the desired objects, by "Kind/name",
-	// among them a shared Broker the resource did not create.
+	// among them a shared Broker (and its RabbitmqBrokerConfig) the
+	// resource did not create.
 	live map[string]client.Object
 	// conflicts say which desired objects exist but are not the
 	// resource's own, one line each. Nothing is applied while there are any.
@@ -150,8 +155,8 @@ func (d deployer) observe(ctx context.Context, desired []client.Object) (liveSta
 			st.differences = append(st.differences, key(o)+": missing")
 			continue
 		}
-		if _, isBroker := o.(*eventingv1.Broker); isBroker && live.GetLabels()[render.LabelManagedBy] != render.ManagedBy {
-			st.conflicts = append(st.conflicts, fmt.Sprintf(errFmtNotOurs, o.GetName()))
+		if msg := notOurs(o, live); msg != "" {
+			st.conflicts = append(st.conflicts, msg)
 		}
 		if m := diff.Missing(applied(o), live); len(m) > 0 {
 			st.differences = append(st.differences, key(o)+": "+m[0])
@@ -198,19 +203,52 @@ func (d deployer) revision(ctx context.Context, st *liveState) error {
 }
 
 // live finds the live copy of a desired object: one of the resource's own,
-// or the Broker of the namespace it names.
+// or the shared object of the namespace it names.
 func (d deployer) live(ctx context.Context, o client.Object, st liveState) (client.Object, error) {
 	if l, ok := st.objects[key(o)]; ok {
 		return l.obj, nil
 	}
-	if _, isBroker := o.(*eventingv1.Broker); !isBroker {
+	if !shared(o) {
 		return nil, nil
 	}
-	b := &eventingv1.Broker{}
-	if err := d.kube.Get(ctx, client.ObjectKeyFromObject(o), b); err != nil {
+	l := blank(o)
+	if err := d.kube.Get(ctx, client.ObjectKeyFromObject(o), l); err != nil {
 		return nil, errors.Wrapf(client.IgnoreNotFound(err), errFmtGet, key(o))
 	}
-	return b, nil
+	return l, nil
+}
+
+// shared is true of a Broker and its RabbitmqBrokerConfig: every resource
+// that uses the Broker renders them alike, so none owns them alone.
+func shared(o client.Object) bool {
+	switch o.GetObjectKind().GroupVersionKind().Kind {
+	case "Broker", render.RabbitMQBrokerConfigKind:
+		return true
+	}
+	return false
+}
+
+// notOurs says why a shared object's live copy may not be applied onto: the
+// provider did not create it.
+func notOurs(o, live client.Object) string {
+	if !shared(o) || live.GetLabels()[render.LabelManagedBy] == render.ManagedBy {
+		return ""
+	}
+	if _, isBroker := o.(*eventingv1.Broker); isBroker {
+		return fmt.Sprintf(errFmtNotOurs, o.GetName())
+	}
+	return fmt.Sprintf(errFmtConfigTaken, o.GetName())
+}
+
+// blank is an empty object of o's kind to read into: nothing of o is left
+// where the live copy has no value.
+func blank(o client.Object) client.Object {
+	if _, isUnstructured := o.(*unstructured.Unstructured); isUnstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(o.GetObjectKind().GroupVersionKind())
+		return u
+	}
+	return reflect.New(reflect.TypeOf(o).Elem()).Interface().(client.Object) //nolint:forcetypeassert // A new value of an object's type is one.
 }
 
 // foreign says which resource, if any, holds a desired object's name that
@@ -218,10 +256,10 @@ func (d deployer) live(ctx context.Context, o client.Object, st liveState) (clie
 // informers, which hold only the provider's Jobs, ConfigMaps and
 // NetworkPolicies; it is called only for objects about to be created.
 func (d deployer) foreign(ctx context.Context, o client.Object) (string, error) {
-	if _, isBroker := o.(*eventingv1.Broker); isBroker {
+	if shared(o) {
 		return "", nil
 	}
-	live := o.DeepCopyObject().(client.Object) //nolint:forcetypeassert // A copy of an object is one.
+	live := blank(o)
 	err := d.uncached.Get(ctx, client.ObjectKeyFromObject(o), live)
 	if kerrors.IsNotFound(err) {
 		return "", nil
@@ -234,6 +272,15 @@ func (d deployer) foreign(ctx context.Context, o client.Object) (string, error) 
 		return fmt.Sprintf(errFmtOthers, kind, o.GetName(), l[render.LabelKind], l[render.LabelResource], d.kind), nil
 	}
 	return fmt.Sprintf(errFmtForeign, kind, o.GetName(), d.kind), nil
+}
+
+// deleting is the observation of a resource on its way out: whether any of
+// its objects is left, and nothing else. What holds a live resource (a
+// missing Secret, a taken name) must not keep it from going: the managed
+// reconciler calls Delete until Observe says that nothing exists.
+func (d deployer) deleting(ctx context.Context) (managed.ExternalObservation, error) {
+	st, err := d.observe(ctx, nil)
+	return managed.ExternalObservation{ResourceExists: st.exists}, err
 }
 
 // nameConflict is the observation of a resource some of whose objects' names
@@ -292,10 +339,11 @@ func buildDone(o client.Object, st liveState) bool {
 	return false
 }
 
-// remove deletes every object of the resource and then, if broker names one
-// this provider created, the Broker too, once no Trigger of another resource
-// uses it.
-func (d deployer) remove(ctx context.Context, broker string) error {
+// remove deletes every object of the resource and then the shared objects
+// it created (its Broker, then the Broker's RabbitmqBrokerConfig), once no
+// Trigger of another resource uses the Broker. A shared object the provider
+// did not create stays.
+func (d deployer) remove(ctx context.Context, sharedObjs []client.Object) error {
 	st, err := d.observe(ctx, nil)
 	if err != nil {
 		return err
@@ -305,29 +353,30 @@ func (d deployer) remove(ctx context.Context, broker string) error {
 			return errors.Wrapf(err, errFmtDelete, k)
 		}
 	}
-	if broker == "" {
+	if len(sharedObjs) == 0 {
 		return nil
 	}
-	b := &eventingv1.Broker{}
-	if err := d.kube.Get(ctx, client.ObjectKey{Namespace: d.namespace, Name: broker}, b); err != nil {
-		return errors.Wrapf(client.IgnoreNotFound(err), errFmtGet, "Broker/"+broker)
-	}
-	if b.Labels[render.LabelManagedBy] != render.ManagedBy {
-		return nil
-	}
-	used, err := d.brokerInUse(ctx, broker)
-	if err != nil || used {
+	if used, err := d.brokerInUse(ctx, sharedObjs[len(sharedObjs)-1].GetName()); err != nil || used {
 		return err
 	}
-	return errors.Wrapf(client.IgnoreNotFound(d.kube.Delete(ctx, b)), errFmtDelete, "Broker/"+broker)
-}
-
-// createdBroker is the Broker a spec has the provider create, or "".
-func createdBroker(b *v1alpha1.Broker) string {
-	if b == nil || !b.Create {
-		return ""
+	// The Broker goes first: it refers to its RabbitmqBrokerConfig.
+	for _, o := range slices.Backward(sharedObjs) {
+		live := blank(o)
+		err := d.kube.Get(ctx, client.ObjectKeyFromObject(o), live)
+		if kerrors.IsNotFound(err) || apimeta.IsNoMatchError(err) {
+			continue
+		}
+		if err != nil {
+			return errors.Wrapf(err, errFmtGet, key(o))
+		}
+		if live.GetLabels()[render.LabelManagedBy] != render.ManagedBy {
+			continue
+		}
+		if err := d.kube.Delete(ctx, live); client.IgnoreNotFound(err) != nil {
+			return errors.Wrapf(err, errFmtDelete, key(o))
+		}
 	}
-	return render.BrokerName(b)
+	return nil
 }
 
 // brokerInUse is true when a Trigger of another resource uses the Broker.

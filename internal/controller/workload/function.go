@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
@@ -46,6 +47,9 @@ type functionClient struct {
 // Observe renders the function, follows its build, and compares what is
 // deployed with what render wants.
 func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunction) (managed.ExternalObservation, error) {
+	if meta.WasDeleted(mg) {
+		return c.deleting(ctx)
+	}
 	spec := mg.Spec.ForProvider
 	at := &mg.Status.AtProvider
 	was := transitionState{phase: at.Phase}
@@ -76,6 +80,9 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 		mg.SetConditions(notReady(mg, v1alpha1.ReasonInvalid, err.Error()))
 		return managed.ExternalObservation{}, errors.Wrap(err, errRender)
 	}
+	if msg, err := c.unserved(objs); err != nil || msg != "" {
+		return held(mg, v1alpha1.ReasonBrokerMissing, msg, err)
+	}
 
 	if objs.BuildJob != nil {
 		job := &batchv1.Job{}
@@ -87,10 +94,7 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 			}
 			// This identity was never built: Create or Update starts its
 			// build, and the Service keeps its last image meanwhile.
-			c.desired = objs.Build()
-			if objs.Broker != nil {
-				c.desired = append(c.desired, objs.Broker)
-			}
+			c.desired = append(objs.Build(), objs.Brokers()...)
 			st, err := c.observe(ctx, c.desired)
 			if err != nil {
 				return managed.ExternalObservation{}, err
@@ -243,7 +247,7 @@ func took(b *v1alpha1.BuildObservation) time.Duration {
 // Delete removes every object of the function, and the Broker it created
 // once no one else uses it.
 func (c *functionClient) Delete(ctx context.Context, mg *v1alpha1.LambdaFunction) (managed.ExternalDelete, error) {
-	return managed.ExternalDelete{}, c.remove(ctx, createdBroker(mg.Spec.ForProvider.Eventing.GetBroker()))
+	return managed.ExternalDelete{}, c.remove(ctx, render.CreatedBroker(c.namespace, mg.Spec.ForProvider.Eventing.GetBroker()))
 }
 
 // Disconnect does nothing: target clients are cached, not per reconcile.

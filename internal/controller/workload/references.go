@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 
@@ -26,7 +27,9 @@ const (
 	msgFmtNoSecret     = "Secret %s (%s) does not exist in namespace %s"
 	msgFmtNoKey        = "Secret %s (%s) in namespace %s has no key %q"
 	msgFmtNoBroker     = "Broker %s, which the Triggers listen on, does not exist in namespace %s: create it, or set eventing.broker.create to true"
+	msgFmtNoRabbitMQ   = "Broker %s is of class RabbitMQBroker, but the cluster serves no RabbitmqBrokerConfigs for it: install eventing-rabbitmq"
 	msgHeld            = "; nothing is deployed or changed until it does"
+	errFmtMapping      = "cannot tell whether the cluster serves %s"
 )
 
 // unmet says what a workload's objects refer to that the target namespace
@@ -68,6 +71,26 @@ func (d deployer) unmet(ctx context.Context, objs *render.Objects) (xpv2.Conditi
 		return "", "", errors.Wrapf(err, errFmtGetRefBroker, name)
 	}
 	return "", "", nil
+}
+
+// unserved says when a workload's Broker needs a kind the target cluster
+// does not serve: the RabbitmqBrokerConfig of a RabbitMQ Broker, in a
+// cluster without eventing-rabbitmq. Nothing of it is applied until the
+// kind is served; the REST mapper looks again on every miss.
+func (d deployer) unserved(objs *render.Objects) (string, error) {
+	cfg := objs.BrokerConfig
+	if cfg == nil {
+		return "", nil
+	}
+	gvk := cfg.GroupVersionKind()
+	_, err := d.kube.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	switch {
+	case apimeta.IsNoMatchError(err):
+		return fmt.Sprintf(msgFmtNoRabbitMQ, objs.Broker.Name) + msgHeld, nil
+	case err != nil:
+		return "", errors.Wrapf(err, errFmtMapping, gvk.Kind)
+	}
+	return "", nil
 }
 
 // held is the observation of a resource that waits for something a user
