@@ -304,7 +304,9 @@ func TestRabbitMQWithoutEventingRabbitMQ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crds = slices.DeleteFunc(crds, func(crd *extv1.CustomResourceDefinition) bool { return crd.Spec.Names.Kind != render.RabbitMQBrokerConfigKind })
+	crds = slices.DeleteFunc(crds, func(crd *extv1.CustomResourceDefinition) bool {
+		return crd.Spec.Names.Kind != render.RabbitMQBrokerConfigKind
+	})
 	if err := local.InstallCRDs(r.config.Config, crds); err != nil {
 		t.Fatal(err)
 	}
