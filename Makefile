@@ -21,7 +21,7 @@ KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 # The local control plane and the tests find etcd and kube-apiserver here.
 export KUBEBUILDER_ASSETS := $(BIN)
 
-.PHONY: all build vet test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager crossplane crossplane-core images xpkg e2e peers bench clean
+.PHONY: all build vet test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager crossplane crossplane-core images xpkg release check-tracked e2e peers bench clean
 
 all: build vet
 
@@ -144,8 +144,10 @@ run: controlplane crossplane
 
 ## images: the provider's and the function's static binaries for each of
 ## ARCHES, each assembled into an OCI image tarball without a container
-## engine or a base image (cluster/images).
-ARCHES   ?= amd64 arm64
+## engine or a base image (cluster/images). Tests need only this machine's
+## architecture; make release builds every one a release ships.
+ARCHES   ?= $(shell go env GOARCH)
+RELEASE_ARCHES := amd64 arm64
 VERSION  ?= v0.1.0
 REGISTRY ?= xpkg.crossplane.io/knative-lambda
 OUTPUT   := $(CURDIR)/_output
@@ -176,6 +178,16 @@ xpkg: images crossplane
 	done
 	$(BIN)/crossplane xpkg build --package-root=package/configuration --ignore='rbac/*.yaml' --examples-root=examples/platform \
 		--package-file=$(OUTPUT)/configuration-knative-lambda.xpkg
+
+## check-tracked: no tracked file is over 1 MB, so no build output or
+## vendored binary is ever committed.
+check-tracked:
+	@big=$$(git ls-files -z | xargs -0 stat -c '%s %n' 2>/dev/null | awk '$$1 > 1048576 {print $$1, $$2}'); \
+	if [ -n "$$big" ]; then echo "tracked files over 1 MB:"; echo "$$big"; exit 1; fi
+
+## release: the packages for every architecture a release ships.
+release:
+	$(MAKE) xpkg ARCHES="$(RELEASE_ARCHES)"
 
 clean:
 	rm -rf $(CACHE) $(OUTPUT)

@@ -273,7 +273,7 @@ type LambdaAgentStatus struct {
 // +kubebuilder:printcolumn:name="URL",type="string",JSONPath=".status.atProvider.url"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:scope=Namespaced,categories={crossplane,managed,lambda},shortName=la
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,managed,knative-lambda},shortName=la
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$') && size(self.metadata.name) <= 40",message="metadata.name must be a DNS-1035 label of at most 40 characters: it names the Knative Service"
 type LambdaAgent struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -223,7 +223,7 @@ type ProviderConfigStatus struct {
 // +kubebuilder:printcolumn:name="SOURCE",type="string",JSONPath=".spec.credentials.source"
 // +kubebuilder:printcolumn:name="REGISTRY",type="string",JSONPath=".spec.build.registry"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
-// +kubebuilder:resource:scope=Namespaced,categories={crossplane,provider,lambda}
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,provider,knative-lambda}
 type ProviderConfig struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -249,7 +249,7 @@ type ProviderConfigList struct {
 // +kubebuilder:printcolumn:name="SOURCE",type="string",JSONPath=".spec.credentials.source"
 // +kubebuilder:printcolumn:name="REGISTRY",type="string",JSONPath=".spec.build.registry"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
-// +kubebuilder:resource:scope=Cluster,categories={crossplane,provider,lambda}
+// +kubebuilder:resource:scope=Cluster,categories={crossplane,provider,knative-lambda}
 type ClusterProviderConfig struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
@@ -275,7 +275,7 @@ type ClusterProviderConfigList struct {
 // +kubebuilder:printcolumn:name="RESOURCE-KIND",type="string",JSONPath=".resourceRef.kind"
 // +kubebuilder:printcolumn:name="RESOURCE-NAME",type="string",JSONPath=".resourceRef.name"
 // +kubebuilder:printcolumn:name="AGE",type="date",JSONPath=".metadata.creationTimestamp"
-// +kubebuilder:resource:scope=Namespaced,categories={crossplane,provider,lambda}
+// +kubebuilder:resource:scope=Namespaced,categories={crossplane,provider,knative-lambda}
 type ProviderConfigUsage struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -32,14 +32,20 @@ type definition struct {
 	schema string // the kind whose generated CRD holds the schema
 	legacy bool   // cluster scoped, offered through claims
 	claim  string
+	// shortName of the kind, and of its claim.
+	shortName, claimShortName string
 }
 
 var definitions = []definition{
-	{kind: platform.LambdaKind, schema: platform.LambdaKind},
-	{kind: platform.XLambdaKind, schema: platform.LambdaKind, legacy: true, claim: platform.LambdaClaimKind},
-	{kind: platform.AgentKind, schema: platform.AgentKind},
-	{kind: platform.XAgentKind, schema: platform.AgentKind, legacy: true, claim: platform.AgentClaimKind},
+	{kind: platform.LambdaKind, schema: platform.LambdaKind, shortName: "lam"},
+	{kind: platform.XLambdaKind, schema: platform.LambdaKind, legacy: true, claim: platform.LambdaClaimKind, shortName: "xlam", claimShortName: "lamc"},
+	{kind: platform.AgentKind, schema: platform.AgentKind, shortName: "agt"},
+	{kind: platform.XAgentKind, schema: platform.AgentKind, legacy: true, claim: platform.AgentClaimKind, shortName: "xagt", claimShortName: "agtc"},
 }
+
+// category groups every kind of this project for kubectl get. It is not
+// "lambda", which kubectl would also take for the singular of Lambda.
+const category = "knative-lambda"
 
 func main() {
 	if len(os.Args) != 3 {
@@ -101,7 +107,7 @@ func readSchema(path string) (map[string]any, error) {
 }
 
 func xrd(d definition, schema map[string]any) map[string]any {
-	names := map[string]any{"kind": d.kind, "plural": plural(d.kind), "categories": []any{"lambda"}}
+	names := map[string]any{"kind": d.kind, "plural": plural(d.kind), "categories": []any{category}, "shortNames": []any{d.shortName}}
 	spec := map[string]any{
 		"group":                 platform.Group,
 		"names":                 names,
@@ -121,7 +127,7 @@ func xrd(d definition, schema map[string]any) map[string]any {
 		// Claims are served only by the v1 API of XRDs.
 		apiVersion = "apiextensions.crossplane.io/v1"
 		spec["scope"] = "LegacyCluster"
-		spec["claimNames"] = map[string]any{"kind": d.claim, "plural": plural(d.claim), "categories": []any{"lambda"}}
+		spec["claimNames"] = map[string]any{"kind": d.claim, "plural": plural(d.claim), "categories": []any{category}, "shortNames": []any{d.claimShortName}}
 	}
 	return map[string]any{
 		"apiVersion": apiVersion, "kind": "CompositeResourceDefinition",

@@ -4,12 +4,15 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -27,38 +30,7 @@ import (
 func TestPlatformNames(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var crds []*extv1.CustomResourceDefinition
-	files, err := filepath.Glob("../../../package/configuration/definition-*.yaml")
-	if err != nil || len(files) != 4 {
-		t.Fatalf("XRDs: %v, %v; want the four of package/configuration", files, err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f) //nolint:gosec // Our package's files.
-		if err != nil {
-			t.Fatal(err)
-		}
-		xrd := &xpextv1.CompositeResourceDefinition{}
-		if err := yaml.Unmarshal(b, xrd); err != nil {
-			t.Fatal(err)
-		}
-		crd, err := xcrd.ForCompositeResource(xrd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		crds = append(crds, crd)
-		if xrd.Spec.ClaimNames != nil {
-			claim, err := xcrd.ForCompositeResourceClaim(xrd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			crds = append(crds, claim)
-		}
-		// Crossplane owns what it generates by its XRD, which this test
-		// does not create.
-		for _, crd := range crds {
-			crd.OwnerReferences = nil
-		}
-	}
+	crds := platformCRDs(t)
 	cp, err := local.Start(ctx, local.Options{CRDs: crds})
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +69,106 @@ func TestPlatformNames(t *testing.T) {
 			t.Errorf("\n%s\ncreate %s %s: %v; want it admitted", tc.reason, tc.kind, tc.name, err)
 		case !tc.ok && (err == nil || !strings.Contains(err.Error(), "metadata.name must be a DNS-1035 label of at most 40 characters")):
 			t.Errorf("\n%s\ncreate %s %s: %v; want the name rule's refusal", tc.reason, tc.kind, tc.name, err)
+		}
+	}
+}
+
+// platformCRDs turns the configuration's XRDs into the CRDs Crossplane
+// makes of them.
+func platformCRDs(t *testing.T) []*extv1.CustomResourceDefinition {
+	t.Helper()
+	var crds []*extv1.CustomResourceDefinition
+	files, err := filepath.Glob("../../../package/configuration/definition-*.yaml")
+	if err != nil || len(files) != 4 {
+		t.Fatalf("XRDs: %v, %v; want the four of package/configuration", files, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f) //nolint:gosec // Our package's files.
+		if err != nil {
+			t.Fatal(err)
+		}
+		xrd := &xpextv1.CompositeResourceDefinition{}
+		if err := yaml.Unmarshal(b, xrd); err != nil {
+			t.Fatal(err)
+		}
+		crd, err := xcrd.ForCompositeResource(xrd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		crds = append(crds, crd)
+		if xrd.Spec.ClaimNames != nil {
+			claim, err := xcrd.ForCompositeResourceClaim(xrd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			crds = append(crds, claim)
+		}
+		// Crossplane owns what it generates by its XRD, which this test
+		// does not create.
+		for _, crd := range crds {
+			crd.OwnerReferences = nil
+		}
+	}
+	return crds
+}
+
+// TestKubectlNames installs the managed resources' CRDs and the CRDs
+// Crossplane makes of the XRDs in a real API server, and reads discovery as
+// kubectl does: kubectl get knative-lambda lists every kind of this project,
+// and no category is also a kind's name, which kubectl would expand instead
+// (before, kubectl get lambda listed eleven kinds).
+func TestKubectlNames(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	own, err := local.LoadCRDs("../../../package/crds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := local.Start(ctx, local.Options{CRDs: append(platformCRDs(t), own...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cp.Stop() //nolint:errcheck // Best effort at the end of a test.
+	dc, err := discovery.NewDiscoveryClientForConfig(cp.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lists, err := dc.ServerGroupsAndResources()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inCategory := map[string][]string{}
+	names := map[string]string{}
+	for _, l := range lists {
+		if !strings.Contains(l.GroupVersion, "lambda") {
+			continue
+		}
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") {
+				continue
+			}
+			for _, c := range r.Categories {
+				inCategory[c] = append(inCategory[c], r.Kind)
+			}
+			for _, n := range append([]string{r.Name, r.SingularName}, r.ShortNames...) {
+				names[n] = r.Kind
+			}
+		}
+	}
+	want := []string{"Agent", "AgentClaim", "ClusterProviderConfig", "Lambda", "LambdaAgent", "LambdaClaim", "LambdaFunction", "ProviderConfig", "ProviderConfigUsage", "XAgent", "XLambda"}
+	got := inCategory["knative-lambda"]
+	slices.Sort(got)
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("kubectl get knative-lambda lists, -want +got:\n%s", d)
+	}
+	for c := range inCategory {
+		if k, ok := names[c]; ok {
+			t.Errorf("category %q is also a name of %s: kubectl get %s lists the category %v", c, k, c, inCategory[c])
+		}
+	}
+	for _, short := range []string{"lam", "xlam", "lamc", "agt", "xagt", "agtc", "lf", "la"} {
+		if _, ok := names[short]; !ok {
+			t.Errorf("no kind has the short name %q", short)
 		}
 	}
 }

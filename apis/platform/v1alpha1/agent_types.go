@@ -24,7 +24,7 @@ type AgentStatus struct {
 }
 
 // +kubebuilder:object:root=true
-// +kubebuilder:resource:path=agents,scope=Namespaced,categories={lambda}
+// +kubebuilder:resource:path=agents,scope=Namespaced,categories={knative-lambda}
 // The name rule of the managed resources, for the XRs and claims offered in
 // their place. A legacy XR is named after its claim with Crossplane's
 // six-character suffix, and its objects after the claim.
