@@ -43,18 +43,30 @@ func main() {
 		port       = app.Flag("port", "Port of the local kube-apiserver on 127.0.0.1; 0 picks a free one.").Default("0").Int()
 		examples   = app.Flag("examples", "Folder of manifests to apply once the provider runs; empty applies none.").Default("examples").String()
 		debug      = app.Flag("debug", "Run the provider with debug logging.").Bool()
+		toCurrent  = app.Flag("apply-examples-to-current-context", "Apply the examples to the current kube context too; without it they go only to a local control plane this command started.").Bool()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *forceLocal, *port, *examples, *debug); err != nil {
+	if err := run(ctx, options{forceLocal: *forceLocal, port: *port, examples: *examples, debug: *debug, examplesToCurrent: *toCurrent}); err != nil {
 		fmt.Fprintln(os.Stderr, "run:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, forceLocal bool, port int, examples string, debug bool) error {
+// options of a run.
+type options struct {
+	forceLocal bool
+	port       int
+	examples   string
+	debug      bool
+	// examplesToCurrent applies the examples to a cluster this command did
+	// not start: they create namespaces and workloads there.
+	examplesToCurrent bool
+}
+
+func run(ctx context.Context, o options) error {
 	root, err := local.ModuleRoot(ctx, ".")
 	if err != nil {
 		return err
@@ -62,9 +74,10 @@ func run(ctx context.Context, forceLocal bool, port int, examples string, debug 
 	cacheDir := filepath.Join(root, ".cache")
 
 	cfg, kubeconfig := currentContext(ctx)
-	if forceLocal || cfg == nil {
+	isLocal := o.forceLocal || cfg == nil
+	if isLocal {
 		fmt.Println("No cluster answers on the current kube context: starting a local control plane (etcd and kube-apiserver).")
-		cp, err := local.StartWithAllCRDs(ctx, local.Options{Port: port, DataDir: cacheDir})
+		cp, err := local.StartWithAllCRDs(ctx, local.Options{Port: o.port, DataDir: cacheDir})
 		if err != nil {
 			return err
 		}
@@ -93,7 +106,7 @@ func run(ctx context.Context, forceLocal bool, port int, examples string, debug 
 
 	args := []string{"--metrics-bind-address=127.0.0.1:8085", "--health-probe-bind-address=127.0.0.1:8086"}
 	fnArgs := []string{"--insecure", "--address=" + functionAddress, "--metrics-address=127.0.0.1:8087"}
-	if debug {
+	if o.debug {
 		args, fnArgs = append(args, "--debug"), append(fnArgs, "--debug")
 	}
 	provider, err := startBuilt(ctx, root, "provider", "./cmd/provider", []string{"KUBECONFIG=" + kubeconfig}, args...)
@@ -107,15 +120,19 @@ func run(ctx context.Context, forceLocal bool, port int, examples string, debug 
 	}
 	defer fn.Stop()
 
-	if examples != "" {
-		objs, err := local.ReadManifests(filepath.Join(root, examples))
+	switch {
+	case o.examples == "":
+	case !isLocal && !o.examplesToCurrent:
+		fmt.Printf("Not applying %s to %s, which this command did not start: pass --apply-examples-to-current-context to apply them there.\n", o.examples, cfg.Host)
+	default:
+		objs, err := local.ReadManifests(filepath.Join(root, o.examples))
 		if err != nil {
 			return errors.Wrap(err, errReadExamples)
 		}
 		if err := local.Apply(ctx, cfg, objs); err != nil {
 			return errors.Wrap(err, errApplyExamples)
 		}
-		fmt.Printf("Applied %d example objects from %s. Try: kubectl get lambda -A\n", len(objs), examples)
+		fmt.Printf("Applied %d example objects from %s. Try: kubectl get knative-lambda -A\n", len(objs), o.examples)
 	}
 	fmt.Printf("Provider running. Function serving crossplane render at %s; try:\n"+
 		"  .cache/bin/crossplane render examples/platform/xrs/python-inline.yaml package/configuration/composition-lambdas-direct.yaml cluster/local/functions.yaml --required-resources=examples/clusterproviderconfig.yaml\n"+
