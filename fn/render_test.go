@@ -75,7 +75,7 @@ func TestCrossplaneRender(t *testing.T) {
 	required := filepath.Join(dir, "required.yaml")
 	if err := os.WriteFile(required, concat(t,
 		filepath.Join(repo, "examples", "clusterproviderconfig.yaml"),
-		filepath.Join(repo, "examples", "namespace.yaml"),
+		filepath.Join(repo, "examples", "platform", "xrs", "namespace.yaml"),
 		filepath.Join(repo, "examples", "platform", "claims", "namespace.yaml"),
 		filepath.Join("testdata", "render", "required.yaml")), 0o600); err != nil {
 		t.Fatal(err)

@@ -84,7 +84,7 @@ func TestCrossplane(t *testing.T) {
 	apply(ctx, t, kube, filepath.Join(repo, "package", "configuration"), func(u *unstructured.Unstructured) bool {
 		return u.GetKind() == "CompositeResourceDefinition" || u.GetKind() == "Composition"
 	})
-	for _, f := range []string{"clusterproviderconfig.yaml", "namespace.yaml", "platform/claims/namespace.yaml"} {
+	for _, f := range []string{"clusterproviderconfig.yaml", "platform/xrs/namespace.yaml", "platform/claims/namespace.yaml"} {
 		apply(ctx, t, kube, filepath.Join(repo, "examples", f), nil)
 	}
 	wait.Until(ctx, t, "the XRDs are established and offered", func() string {

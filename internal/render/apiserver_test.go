@@ -68,6 +68,7 @@ func TestAPIServerAcceptsRendered(t *testing.T) {
 	defer cancel()
 	c := apiClient(t)
 	namespace(ctx, t, c, "apps", "")
+	namespace(ctx, t, c, "functions", "")
 	namespace(ctx, t, c, "restricted", "restricted")
 	namespace(ctx, t, c, "baseline", "baseline")
 
