@@ -54,12 +54,13 @@ crossplane:
 		"-X github.com/crossplane/crossplane/v2/internal/version.version=$(CROSSPLANE_VERSION)"
 
 ## crossplane-core: Crossplane itself, for the end-to-end tests, which run it
-## outside a cluster against the local control plane.
+## outside a cluster against the local control plane. Its package manager
+## checks packages' Crossplane constraints against the version set here.
 CORE_MOD := cluster/local/build/crossplane-core
 CORE_VERSION := $(shell awk '$$1=="require" && $$2=="github.com/crossplane/crossplane/v2" {print $$3}' $(CORE_MOD)/go.mod)
 crossplane-core:
 	@$(GOBUILD) crossplane-core $(CORE_MOD) github.com/crossplane/crossplane/v2/cmd/crossplane \
-		"-X github.com/crossplane/crossplane/v2/internal/version.version=$(CORE_VERSION)"
+		"-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$(CORE_VERSION)"
 
 ## tools: the code generators, pinned in cluster/tools.
 tools:
@@ -95,7 +96,7 @@ test: controlplane kube-controller-manager testservers crossplane xpkg
 
 ## e2e: Crossplane core, the function and the provider as processes against
 ## a local control plane, driving a claim and a v2 XR to Knative workloads.
-e2e: controlplane kube-controller-manager crossplane crossplane-core
+e2e: controlplane kube-controller-manager crossplane crossplane-core xpkg
 	go test -tags e2e -count=1 -v ./cluster/e2e
 
 ## chaos: 300 LambdaFunctions converge while the provider is killed 10 times

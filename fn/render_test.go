@@ -41,7 +41,7 @@ const repo = ".."
 const functionsYAML = `apiVersion: pkg.crossplane.io/v1
 kind: Function
 metadata:
-  name: function-knative-lambda
+  name: knative-lambda-function-knative-lambda
   annotations:
     render.crossplane.io/runtime: Development
     render.crossplane.io/runtime-development-target: %s

@@ -5,28 +5,24 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 )
 
 // The repository, from this folder.
@@ -99,7 +95,7 @@ func build(ctx context.Context, t *testing.T, name, pkg string) string {
 // so it runs until it succeeds, three times at most.
 func initCrossplane(ctx context.Context, t *testing.T, core, kubeconfig, dir string) {
 	t.Helper()
-	crds, err := local.ThirdPartyCRDs[2].Path(ctx, repo)
+	crds, err := local.CrossplaneCRDs.Path(ctx, repo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,51 +136,27 @@ func writeSecret(ctx context.Context, t *testing.T, kube client.Client, name, di
 
 // functionCerts issues the function a server certificate for localhost from
 // the CA crossplane core init made, which Crossplane's client trusts, and
-// writes it where function.MTLSCertificates reads it.
+// writes it where function.MTLSCertificates reads it: what the package
+// runtime does for a function's pod.
 func functionCerts(ctx context.Context, t *testing.T, kube client.Client, dir string) {
 	t.Helper()
 	s := &corev1.Secret{}
 	if err := kube.Get(ctx, client.ObjectKey{Namespace: xpNamespace, Name: secretCA}, s); err != nil {
 		t.Fatal(err)
 	}
-	ca, err := tls.X509KeyPair(s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey])
+	pair, err := tls.X509KeyPair(s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey])
 	if err != nil {
 		t.Fatal(err)
 	}
-	caCert, err := x509.ParseCertificate(ca.Certificate[0])
+	caCert, err := x509.ParseCertificate(pair.Certificate[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: "function-knative-lambda"},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		NotBefore:    time.Now().Add(-time.Minute),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, ca.PrivateKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
+	certPEM, keyPEM := certAuthority{cert: caCert, key: pair.PrivateKey}.issue(t, "function-knative-lambda")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for name, b := range map[string][]byte{
-		"tls.crt": pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		"tls.key": pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}),
-		"ca.crt":  s.Data[corev1.TLSCertKey],
-	} {
+	for name, b := range map[string][]byte{"tls.crt": certPEM, "tls.key": keyPEM, "ca.crt": s.Data[corev1.TLSCertKey]} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -202,24 +174,50 @@ func freeAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// registerFunction makes the running function known to Crossplane as a
-// package would: an active FunctionRevision whose status carries the
-// endpoint. No registry exists here, so the revision itself stays unhealthy;
-// Crossplane calls the endpoint regardless.
-func registerFunction(ctx context.Context, t *testing.T, kube client.Client, port string) {
+// playRuntime plays the External package runtime for the package manager's
+// revisions of the provider and the function: with it, Crossplane runs no
+// pods and waits for whoever runs the packages to say where they serve and
+// that they are healthy. The provider and the function run as processes of
+// the test, so every active revision is marked healthy with the TLS Secret
+// init made, and the function's with the address it listens on. It returns
+// the name the package manager gave each package, by kind.
+func playRuntime(ctx context.Context, t *testing.T, kube client.Client, fnPort string) map[string]string {
 	t.Helper()
-	fr := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "pkg.crossplane.io/v1", "kind": "FunctionRevision",
-		"metadata": map[string]any{"name": "function-knative-lambda-e2e", "labels": map[string]any{"pkg.crossplane.io/package": "function-knative-lambda"}},
-		"spec":     map[string]any{"desiredState": "Active", "image": "xpkg.crossplane.io/knative-lambda/function-knative-lambda:v0.1.0", "revision": int64(1)},
-	}}
-	if err := kube.Create(ctx, fr); err != nil {
-		t.Fatal(err)
+	names := map[string]string{}
+	for _, kind := range []string{"ProviderRevision", "FunctionRevision"} {
+		wait.Until(ctx, t, "an active "+kind+" runs, played", func() string {
+			l := &unstructured.UnstructuredList{}
+			l.SetAPIVersion("pkg.crossplane.io/v1")
+			l.SetKind(kind + "List")
+			if err := kube.List(ctx, l); err != nil {
+				return err.Error()
+			}
+			for i := range l.Items {
+				rev := &l.Items[i]
+				if desired, _, _ := unstructured.NestedString(rev.Object, "spec", "desiredState"); desired != "Active" {
+					continue
+				}
+				names[strings.TrimSuffix(kind, "Revision")] = rev.GetLabels()["pkg.crossplane.io/package"]
+				_ = unstructured.SetNestedField(rev.Object, secretServer, "status", "tlsServerSecretName")
+				if kind == "FunctionRevision" {
+					_ = unstructured.SetNestedField(rev.Object, "dns:///localhost:"+fnPort, "status", "endpoint")
+				}
+				conds, _, _ := unstructured.NestedSlice(rev.Object, "status", "conditions")
+				conds = slices.DeleteFunc(conds, func(c any) bool { m, _ := c.(map[string]any); return m["type"] == "RuntimeHealthy" })
+				conds = append(conds, map[string]any{
+					"type": "RuntimeHealthy", "status": "True", "reason": "HealthyPackageRevision",
+					"lastTransitionTime": time.Now().UTC().Format(time.RFC3339),
+				})
+				_ = unstructured.SetNestedSlice(rev.Object, conds, "status", "conditions")
+				// Crossplane's revision controller writes the same status;
+				// a conflict is tried again.
+				if err := kube.Status().Update(ctx, rev); err != nil {
+					return err.Error()
+				}
+				return ""
+			}
+			return "none yet"
+		})
 	}
-	// A merge patch, as Crossplane's revision controller writes the same
-	// object at once and an update would conflict with it.
-	patch := []byte(`{"status":{"endpoint":"dns:///localhost:` + port + `","capabilities":["composition"]}}`)
-	if err := kube.Status().Patch(ctx, fr, client.RawPatch(types.MergePatchType, patch)); err != nil {
-		t.Fatal(err)
-	}
+	return names
 }

@@ -7,14 +7,17 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -30,13 +33,20 @@ import (
 
 const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
-// TestCrossplane runs Crossplane core, function-knative-lambda and
-// provider-knative-lambda as processes against a local control plane, with
-// the configuration package's XRDs and Compositions, and checks that:
+// TestCrossplane installs the configuration package the way users do and
+// runs what it brings, then drives composites through it:
+//   - the three packages are pushed with the Crossplane CLI to an OCI
+//     registry on loopback (TLS from a test CA), and an ImageConfig points
+//     their published path at it;
+//   - Crossplane core (External package runtime) installs only the
+//     Configuration; its package manager resolves and installs the Provider
+//     and the Function from their dependencies and unpacks their CRDs, and
+//     the test, as the External runtime, runs the provider and the function
+//     as processes with Crossplane's certificates;
 //   - a claim in an application namespace and a v2 XR each compose the build,
 //     then the Knative Service, Broker and Trigger in their namespace (Direct),
 //     and end Ready with their URL once the test has played the Job
-//     controller and Knative;
+//     controller and Knative; crossplane beta trace shows the whole tree;
 //   - a claim of the Managed Composition composes a LambdaFunction that the
 //     provider realises;
 //   - deleting them removes everything, down to the Service the provider
@@ -45,7 +55,21 @@ func TestCrossplane(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	cp, err := local.StartWithAllCRDs(ctx, local.Options{})
+	host, caFile := startRegistry(t, dir)
+	pushPackages(ctx, t, host, caFile)
+
+	// The packages bring this project's CRDs; the control plane has only
+	// Knative's and Crossplane's.
+	root, err := local.ModuleRoot(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := local.AllCRDs(ctx, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds = slices.DeleteFunc(crds, func(crd *extv1.CustomResourceDefinition) bool { return crd.Spec.Group == "lambda.m.crossplane.io" })
+	cp, err := local.Start(ctx, local.Options{CRDs: crds})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,37 +90,79 @@ func TestCrossplane(t *testing.T) {
 	initCrossplane(ctx, t, core, kubeconfig, dir)
 	clientCerts := filepath.Join(dir, "client-certs")
 	writeSecret(ctx, t, kube, secretClient, clientCerts, "tls.crt", "tls.key", "ca.crt")
+	// Crossplane caches what it unpacks there, and cannot create them.
+	for _, d := range []string{"xpkg", "xfn"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
 	_, metricsPort, _ := net.SplitHostPort(freeAddr(t))
 	_, healthPort, _ := net.SplitHostPort(freeAddr(t))
 	start(t, "crossplane", kubeconfig, core, "core", "start", "--enable-webhooks=false", "--package-runtime=External",
+		"--ca-bundle-path="+caFile, "--namespace="+xpNamespace,
 		"--metrics-port="+metricsPort, "--health-probe-port="+healthPort, "--tls-client-certs-dir="+clientCerts,
 		"--xpkg-cache-dir="+filepath.Join(dir, "xpkg"), "--xfn-cache-dir="+filepath.Join(dir, "xfn"), "--poll-interval=5s")
+
+	// What a platform applies: the ImageConfig for its mirror, then the
+	// Configuration alone.
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, list := range []string{"pkg.crossplane.io/v1/ConfigurationList", "pkg.crossplane.io/v1/ConfigurationRevisionList", "pkg.crossplane.io/v1/ProviderList", "pkg.crossplane.io/v1/FunctionList", "pkg.crossplane.io/v1beta1/LockList", "LambdaList", "LambdaClaimList", "pkg.crossplane.io/v1/FunctionRevisionList"} {
+			for _, o := range listOf(context.Background(), t, kube, list) {
+				t.Logf("%s %s: %v", o.GetKind(), o.GetName(), o.Object["status"])
+			}
+		}
+	})
+	create(ctx, t, kube, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "pkg.crossplane.io/v1beta1", "kind": "ImageConfig",
+		"metadata": map[string]any{"name": "knative-lambda-mirror"},
+		"spec": map[string]any{
+			"matchImages":  []any{map[string]any{"type": "Prefix", "prefix": packagePath}},
+			"rewriteImage": map[string]any{"prefix": host + "/knative-lambda"},
+		},
+	}})
+	// The provider declares safe-start, so its managed resources' CRDs come
+	// only once a policy activates them (Crossplane's Helm chart activates
+	// every one by default).
+	create(ctx, t, kube, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiextensions.crossplane.io/v1alpha1", "kind": "ManagedResourceActivationPolicy",
+		"metadata": map[string]any{"name": "knative-lambda"},
+		"spec":     map[string]any{"activate": []any{"*.lambda.m.crossplane.io"}},
+	}})
+	create(ctx, t, kube, &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "pkg.crossplane.io/v1", "kind": "Configuration",
+		"metadata": map[string]any{"name": "configuration-knative-lambda"},
+		"spec":     map[string]any{"package": packagePath + "/configuration-knative-lambda:" + packageVersion},
+	}})
 
 	fnCerts := filepath.Join(dir, "function-certs")
 	functionCerts(ctx, t, kube, fnCerts)
 	_, fnPort, _ := net.SplitHostPort(freeAddr(t))
 	start(t, "function", kubeconfig, build(ctx, t, "function-knative-lambda", "./fn"),
 		"--tls-certs-dir="+fnCerts, "--address=localhost:"+fnPort, "--metrics-address=")
-	registerFunction(ctx, t, kube, fnPort)
+	installed := playRuntime(ctx, t, kube, fnPort)
+	t.Logf("the package manager installed %v", installed)
 	start(t, "provider", kubeconfig, build(ctx, t, "provider", "./cmd/provider"),
 		"--poll=5s", "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0")
 
-	apply(ctx, t, kube, filepath.Join(repo, "package", "configuration"), func(u *unstructured.Unstructured) bool {
-		return u.GetKind() == "CompositeResourceDefinition" || u.GetKind() == "Composition"
-	})
 	for _, f := range []string{"clusterproviderconfig.yaml", "platform/xrs/namespace.yaml", "platform/claims/namespace.yaml"} {
-		apply(ctx, t, kube, filepath.Join(repo, "examples", f), nil)
+		applyWhenServed(ctx, t, kube, filepath.Join(repo, "examples", f))
 	}
-	wait.Until(ctx, t, "the XRDs are established and offered", func() string {
-		l := &unstructured.UnstructuredList{}
-		l.SetAPIVersion("apiextensions.crossplane.io/v2")
-		l.SetKind("CompositeResourceDefinitionList")
-		if err := kube.List(ctx, l); err != nil {
-			return err.Error()
-		}
-		for _, x := range l.Items {
-			if !conditionTrue(&x, "Established") {
-				return x.GetName() + " is not established"
+	wait.Until(ctx, t, "the packages are healthy and the XRDs established and offered", func() string {
+		for _, list := range []string{"pkg.crossplane.io/v1/ConfigurationList", "pkg.crossplane.io/v1/ProviderList", "pkg.crossplane.io/v1/FunctionList", "apiextensions.crossplane.io/v2/CompositeResourceDefinitionList"} {
+			l := listOf(ctx, t, kube, list)
+			if len(l) == 0 {
+				return "no " + list
+			}
+			for _, x := range l {
+				for _, c := range []string{"Healthy", "Established", "Offered"} {
+					if _, has := condition(x, c); has && !conditionTrue(x, c) {
+						st, _ := condition(x, c)
+						return fmt.Sprintf("%s %s: %s %v", x.GetKind(), x.GetName(), c, st)
+					}
+				}
 			}
 		}
 		return ""
@@ -111,7 +177,13 @@ func TestCrossplane(t *testing.T) {
 		buildAndServe(ctx, t, kube, o.GetNamespace(), "hello-python")
 		waitReady(ctx, t, kube, o)
 	}
-	t.Logf("crossplane beta trace:\n%s", trace(ctx, t, kubeconfig, "lambdaclaim", "legacy-apps", "hello-python"))
+	tree := trace(ctx, t, kubeconfig, "lambdaclaim", "legacy-apps", "hello-python")
+	t.Logf("crossplane beta trace:\n%s", tree)
+	for _, kind := range []string{"LambdaClaim/hello-python", "XLambda/hello-python-", "Service/hello-python", "Broker/", "Trigger/hello-python-"} {
+		if !slices.ContainsFunc(strings.Split(tree, "\n"), func(l string) bool { return strings.Contains(l, kind) && strings.Contains(l, "True") }) {
+			t.Errorf("crossplane beta trace shows no Ready %s", kind)
+		}
+	}
 
 	// Managed mode: the claim composes a LambdaFunction for the provider.
 	managed := object("LambdaClaim", "legacy-apps", "prebuilt")
@@ -284,13 +356,37 @@ func object(kind, ns, name string) *unstructured.Unstructured {
 }
 
 func conditionTrue(u *unstructured.Unstructured, typ string) bool {
+	c, ok := condition(u, typ)
+	return ok && c["status"] == "True"
+}
+
+// condition is an object's condition of a type.
+func condition(u *unstructured.Unstructured, typ string) (map[string]any, bool) {
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ && m["status"] == "True" {
-			return true
+		if m, ok := c.(map[string]any); ok && m["type"] == typ {
+			return m, true
 		}
 	}
-	return false
+	return nil, false
+}
+
+// applyWhenServed creates the objects of a file once the API server serves
+// their kinds: the packages install some of them.
+func applyWhenServed(ctx context.Context, t *testing.T, kube client.Client, path string) {
+	t.Helper()
+	objs, err := local.ReadManifests(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		wait.Until(ctx, t, "create "+o.GetKind()+" "+o.GetName(), func() string {
+			if _, err := kube.RESTMapper().RESTMapping(o.GroupVersionKind().GroupKind(), o.GroupVersionKind().Version); err != nil {
+				return err.Error()
+			}
+			return wait.ErrString(client.IgnoreAlreadyExists(kube.Create(ctx, o.DeepCopy())))
+		})
+	}
 }
 
 // apply creates the objects of a file or folder that keep says to.

@@ -49,8 +49,11 @@ var ThirdPartyCRDs = []CRDSource{
 	{Module: "knative.dev/serving", Dir: "config/core/300-resources"},
 	{Module: "knative.dev/eventing", Dir: "config/core/resources"},
 	{Module: "knative.dev/eventing-rabbitmq", Dir: "config/broker"},
-	{Module: "github.com/crossplane/crossplane/v2", Version: CrossplaneVersion, Dir: "cluster/crds"},
+	CrossplaneCRDs,
 }
+
+// CrossplaneCRDs are Crossplane core's own CRDs.
+var CrossplaneCRDs = CRDSource{Module: "github.com/crossplane/crossplane/v2", Version: CrossplaneVersion, Dir: "cluster/crds"}
 
 // goJSON runs the go command and decodes the JSON object it prints.
 func goJSON(ctx context.Context, dir string, into any, args ...string) error {
