@@ -1,12 +1,10 @@
 package controller_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +27,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
@@ -129,7 +128,7 @@ func TestProviderRBAC(t *testing.T) {
 	}
 
 	g := startGitServer(t)
-	logs := &syncBuffer{}
+	logs := &process.Output{}
 	startProvider(t, providerOptions{
 		as:     providerIdentity,
 		log:    logging.NewLogrLogger(zap.New(zap.WriteTo(logs), zap.UseDevMode(true))),
@@ -304,22 +303,4 @@ func asJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// A syncBuffer is a buffer the provider's goroutines may log to at once.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 )
 
 // Sample handlers, one per language, with one behaviour: greet data.name,
@@ -162,14 +161,14 @@ type runningWrapper struct {
 	base   string
 	cmd    *exec.Cmd
 	exited chan error
-	logs   *lockedBuffer
+	logs   *process.Output
 }
 
 // command is the wrapper's process on port, with env added to its own.
-func (p wrapperProgram) command(port int, env ...string) (*exec.Cmd, *lockedBuffer) {
+func (p wrapperProgram) command(port int, env ...string) (*exec.Cmd, *process.Output) {
 	cmd := exec.Command(p.argv[0], p.argv[1:]...) //nolint:gosec // The test's own wrapper.
 	cmd.Env = append(append(append([]string(nil), p.env...), "PORT="+strconv.Itoa(port)), env...)
-	logs := &lockedBuffer{}
+	logs := &process.Output{}
 	cmd.Stdout, cmd.Stderr = logs, logs
 	return cmd, logs
 }
@@ -192,24 +191,6 @@ func (p wrapperProgram) start(t *testing.T, env ...string) *runningWrapper {
 	})
 	waitHealthy(t, w.base, w.exited)
 	return w
-}
-
-// A lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func freePort(t *testing.T) int {
