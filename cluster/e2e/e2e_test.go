@@ -60,15 +60,10 @@ func TestCrossplane(t *testing.T) {
 
 	// The packages bring this project's CRDs; the control plane has only
 	// Knative's and Crossplane's.
-	root, err := local.ModuleRoot(ctx, repo)
+	crds, err := local.CRDsWhere(ctx, repo, func(crd *extv1.CustomResourceDefinition) bool { return crd.Spec.Group != "lambda.m.crossplane.io" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	crds, err := local.AllCRDs(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds = slices.DeleteFunc(crds, func(crd *extv1.CustomResourceDefinition) bool { return crd.Spec.Group == "lambda.m.crossplane.io" })
 	cp, err := local.Start(ctx, local.Options{CRDs: crds})
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +143,7 @@ func TestCrossplane(t *testing.T) {
 		"--poll=5s", "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0")
 
 	for _, f := range []string{"clusterproviderconfig.yaml", "platform/xrs/namespace.yaml", "platform/claims/namespace.yaml"} {
-		applyWhenServed(ctx, t, kube, filepath.Join(repo, "examples", f))
+		apply(ctx, t, kube, filepath.Join(repo, "examples", f))
 	}
 	wait.Until(ctx, t, "the packages are healthy and the XRDs established and offered", func() string {
 		for _, list := range []string{"pkg.crossplane.io/v1/ConfigurationList", "pkg.crossplane.io/v1/ProviderList", "pkg.crossplane.io/v1/FunctionList", "apiextensions.crossplane.io/v2/CompositeResourceDefinitionList"} {
@@ -169,8 +164,8 @@ func TestCrossplane(t *testing.T) {
 	})
 	kube = apiClient(t, cp) // A fresh client knows the XR and claim kinds.
 
-	apply(ctx, t, kube, filepath.Join(repo, "examples", "platform", "xrs", "python-inline.yaml"), nil)
-	apply(ctx, t, kube, filepath.Join(repo, "examples", "platform", "claims", "python-inline.yaml"), nil)
+	apply(ctx, t, kube, filepath.Join(repo, "examples", "platform", "xrs", "python-inline.yaml"))
+	apply(ctx, t, kube, filepath.Join(repo, "examples", "platform", "claims", "python-inline.yaml"))
 	xr := object("Lambda", "apps", "hello-python")
 	claim := object("LambdaClaim", "legacy-apps", "hello-python")
 	for _, o := range []*unstructured.Unstructured{xr, claim} {
@@ -371,35 +366,21 @@ func condition(u *unstructured.Unstructured, typ string) (map[string]any, bool) 
 	return nil, false
 }
 
-// applyWhenServed creates the objects of a file once the API server serves
-// their kinds: the packages install some of them.
-func applyWhenServed(ctx context.Context, t *testing.T, kube client.Client, path string) {
+// apply creates the objects of a file once the API server serves their
+// kinds: the packages install some of them.
+func apply(ctx context.Context, t *testing.T, kube client.Client, path string) {
 	t.Helper()
 	objs, err := local.ReadManifests(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range objs {
-		wait.Until(ctx, t, "create "+o.GetKind()+" "+o.GetName(), func() string {
-			if _, err := kube.RESTMapper().RESTMapping(o.GroupVersionKind().GroupKind(), o.GroupVersionKind().Version); err != nil {
-				return err.Error()
-			}
-			return wait.ErrString(client.IgnoreAlreadyExists(kube.Create(ctx, o.DeepCopy())))
+		gvk := o.GroupVersionKind()
+		wait.Until(ctx, t, gvk.Kind+" is served", func() string {
+			_, err := kube.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+			return wait.ErrString(err)
 		})
-	}
-}
-
-// apply creates the objects of a file or folder that keep says to.
-func apply(ctx context.Context, t *testing.T, kube client.Client, path string, keep func(*unstructured.Unstructured) bool) {
-	t.Helper()
-	objs, err := local.ReadManifests(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		if keep == nil || keep(o) {
-			create(ctx, t, kube, o)
-		}
+		create(ctx, t, kube, o)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -121,6 +122,21 @@ func AllCRDs(ctx context.Context, root string) ([]*extv1.CustomResourceDefinitio
 		all = append(all, crds...)
 	}
 	return all, nil
+}
+
+// CRDsWhere loads, of the repository found from dir, the CRDs AllCRDs
+// loads that keep says to, or all of them when keep is nil: a cluster
+// without some of them stands in for one that lacks a component.
+func CRDsWhere(ctx context.Context, dir string, keep func(*extv1.CustomResourceDefinition) bool) ([]*extv1.CustomResourceDefinition, error) {
+	root, err := ModuleRoot(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	crds, err := AllCRDs(ctx, root)
+	if err != nil || keep == nil {
+		return crds, err
+	}
+	return slices.DeleteFunc(crds, func(crd *extv1.CustomResourceDefinition) bool { return !keep(crd) }), nil
 }
 
 // LoadCRDs reads every CustomResourceDefinition in the YAML files of a folder.

@@ -51,11 +51,7 @@ func (s *Shared) Config(t testing.TB) *rest.Config {
 // StartWithAllCRDs starts a control plane with this provider's CRDs and
 // every third-party CRD installed.
 func StartWithAllCRDs(ctx context.Context, o Options) (*ControlPlane, error) {
-	root, err := ModuleRoot(ctx, ".")
-	if err != nil {
-		return nil, err
-	}
-	crds, err := AllCRDs(ctx, root)
+	crds, err := CRDsWhere(ctx, ".", nil)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package controller_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -296,17 +295,12 @@ func TestRabbitMQWithoutEventingRabbitMQ(t *testing.T) {
 		}
 	}
 
-	root, err := local.ModuleRoot(ctx, ".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := local.AllCRDs(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds = slices.DeleteFunc(crds, func(crd *extv1.CustomResourceDefinition) bool {
-		return crd.Spec.Names.Kind != render.RabbitMQBrokerConfigKind
+	crds, err := local.CRDsWhere(ctx, ".", func(crd *extv1.CustomResourceDefinition) bool {
+		return crd.Spec.Names.Kind == render.RabbitMQBrokerConfigKind
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := local.InstallCRDs(r.config.Config, crds); err != nil {
 		t.Fatal(err)
 	}

@@ -37,15 +37,10 @@ type remote struct {
 // out, and stops it when the test ends.
 func startRemote(ctx context.Context, t *testing.T, leaveOut ...string) *remote {
 	t.Helper()
-	root, err := local.ModuleRoot(ctx, ".")
+	crds, err := local.CRDsWhere(ctx, ".", func(crd *extv1.CustomResourceDefinition) bool { return !slices.Contains(leaveOut, crd.Spec.Names.Kind) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	crds, err := local.AllCRDs(ctx, root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds = slices.DeleteFunc(crds, func(crd *extv1.CustomResourceDefinition) bool { return slices.Contains(leaveOut, crd.Spec.Names.Kind) })
 	cp, err := local.Start(ctx, local.Options{CRDs: crds})
 	if err != nil {
 		t.Fatal(err)
