@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -275,7 +274,7 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 func (p *pass) observedEach(rendered []client.Object) (map[resource.Name]client.Object, error) {
 	live := map[resource.Name]client.Object{}
 	for _, r := range rendered {
-		l := reflect.New(reflect.TypeOf(r).Elem()).Interface().(client.Object) //nolint:forcetypeassert // A new object of a client.Object's type.
+		l := observe.Blank(r)
 		exists, err := p.observedAs(r, l)
 		if err != nil {
 			return nil, err

@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -25,6 +24,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -211,7 +211,7 @@ func (d deployer) live(ctx context.Context, o client.Object, st liveState) (clie
 	if !shared(o) {
 		return nil, nil
 	}
-	l := blank(o)
+	l := observe.Blank(o)
 	if err := d.kube.Get(ctx, client.ObjectKeyFromObject(o), l); err != nil {
 		return nil, errors.Wrapf(client.IgnoreNotFound(err), errFmtGet, key(o))
 	}
@@ -240,17 +240,6 @@ func notOurs(o, live client.Object) string {
 	return fmt.Sprintf(errFmtConfigTaken, o.GetName())
 }
 
-// blank is an empty object of o's kind to read into: nothing of o is left
-// where the live copy has no value.
-func blank(o client.Object) client.Object {
-	if _, isUnstructured := o.(*unstructured.Unstructured); isUnstructured {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(o.GetObjectKind().GroupVersionKind())
-		return u
-	}
-	return reflect.New(reflect.TypeOf(o).Elem()).Interface().(client.Object) //nolint:forcetypeassert // A new value of an object's type is one.
-}
-
 // foreign says which resource, if any, holds a desired object's name that
 // is not among this resource's objects. It reads the API server, not the
 // informers, which hold only the provider's Jobs, ConfigMaps and
@@ -259,7 +248,7 @@ func (d deployer) foreign(ctx context.Context, o client.Object) (string, error) 
 	if shared(o) {
 		return "", nil
 	}
-	live := blank(o)
+	live := observe.Blank(o)
 	err := d.uncached.Get(ctx, client.ObjectKeyFromObject(o), live)
 	if kerrors.IsNotFound(err) {
 		return "", nil
@@ -293,8 +282,9 @@ func nameConflict(mg resource.Managed, st liveState) (managed.ExternalObservatio
 // the resource's objects that are no longer desired, and the build-context
 // ConfigMaps, which nothing reads once a built image is deployed; Jobs stay
 // until their TTL, and the NetworkPolicy of a build as long as its Job. A
-// build starts without prune, so the Service keeps serving meanwhile. It never takes over an object that is not the resource's own,
-// nor a Broker that the provider did not create.
+// build starts without prune, so the Service keeps serving meanwhile. It
+// never takes over an object that is not the resource's own, nor a Broker
+// that the provider did not create.
 func (d deployer) apply(ctx context.Context, desired []client.Object, prune bool) error {
 	st, err := d.observe(ctx, desired)
 	if err != nil {
@@ -361,15 +351,14 @@ func (d deployer) remove(ctx context.Context, sharedObjs []client.Object) error 
 	}
 	// The Broker goes first: it refers to its RabbitmqBrokerConfig.
 	for _, o := range slices.Backward(sharedObjs) {
-		live := blank(o)
-		err := d.kube.Get(ctx, client.ObjectKeyFromObject(o), live)
-		if kerrors.IsNotFound(err) || apimeta.IsNoMatchError(err) {
+		live, err := d.live(ctx, o, liveState{})
+		if apimeta.IsNoMatchError(err) {
 			continue
 		}
 		if err != nil {
-			return errors.Wrapf(err, errFmtGet, key(o))
+			return err
 		}
-		if live.GetLabels()[render.LabelManagedBy] != render.ManagedBy {
+		if live == nil || notOurs(o, live) != "" {
 			continue
 		}
 		if err := d.kube.Delete(ctx, live); client.IgnoreNotFound(err) != nil {
