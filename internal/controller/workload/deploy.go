@@ -67,8 +67,8 @@ var ownedKinds = []struct {
 // wants them.
 type deployer struct {
 	kube client.Client
-	// uncached reads what the informers of kube do not hold: objects that
-	// are not the provider's.
+	// uncached reads what the informers of kube do not hold (objects that
+	// are not the provider's) and what must not lag behind deletions.
 	uncached              client.Reader
 	kind, namespace, name string
 }
@@ -368,14 +368,18 @@ func (d deployer) remove(ctx context.Context, sharedObjs []client.Object) error 
 	return nil
 }
 
-// brokerInUse is true when a Trigger of another resource uses the Broker.
+// brokerInUse is true when a Trigger of another resource, not itself on its
+// way out, uses the Broker. It reads the API server, not the informers:
+// when several users go at once, each deletes its Triggers before it asks,
+// so the last to ask sees none left, where a lagging cache would show each
+// the others' and leave the Broker behind.
 func (d deployer) brokerInUse(ctx context.Context, broker string) (bool, error) {
 	l := &eventingv1.TriggerList{}
-	if err := d.kube.List(ctx, l, client.InNamespace(d.namespace)); err != nil {
+	if err := d.uncached.List(ctx, l, client.InNamespace(d.namespace)); err != nil {
 		return false, errors.Wrapf(err, errFmtList, "Trigger")
 	}
 	for _, t := range l.Items {
-		if t.Spec.Broker == broker && !(t.Labels[render.LabelKind] == d.kind && t.Labels[render.LabelResource] == d.name) {
+		if t.Spec.Broker == broker && t.DeletionTimestamp == nil && !(t.Labels[render.LabelKind] == d.kind && t.Labels[render.LabelResource] == d.name) {
 			return true, nil
 		}
 	}
