@@ -6,11 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/cgi"
-	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,73 +16,36 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/gitserver"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
-// A gitServer is a real git repository served over https by git's own
-// http-backend, on loopback.
-type gitServer struct {
-	work string
-	srv  *httptest.Server
-}
+// A gitServer is functions.git on a real git server, holding a Python
+// handler on main.
+type gitServer struct{ *gitserver.Server }
 
-func git(t *testing.T, dir string, args ...string) string {
+func startGitServer(t *testing.T) gitServer {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=test", "GIT_AUTHOR_EMAIL=test@example.com", "GIT_COMMITTER_NAME=test", "GIT_COMMITTER_EMAIL=test@example.com")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// startGitServer serves functions.git with one commit on main.
-func startGitServer(t *testing.T) *gitServer {
-	t.Helper()
-	gitBin, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git is not installed on this machine, so no git server can run here (CI installs it)")
-	}
-	root := t.TempDir()
-	bare := filepath.Join(root, "functions.git")
-	git(t, root, "init", "-q", "--bare", "-b", "main", bare)
-	work := filepath.Join(root, "work")
-	git(t, root, "init", "-q", "-b", "main", work)
-	git(t, work, "remote", "add", "origin", bare)
-	s := &gitServer{work: work}
+	s := gitServer{gitserver.Start(t, "functions")}
 	s.commit(t, "def handler(event, context):\n    return 1\n")
-	s.srv = httptest.NewTLSServer(&cgi.Handler{
-		Path: gitBin,
-		Args: []string{"http-backend"},
-		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
-	})
-	t.Cleanup(s.srv.Close)
 	return s
 }
 
 // commit commits new handler code, pushes it and returns its commit.
-func (s *gitServer) commit(t *testing.T, code string) string {
+func (s gitServer) commit(t *testing.T, code string) string {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(s.work, "main.py"), []byte(code), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	git(t, s.work, "add", "main.py")
-	git(t, s.work, "commit", "-q", "-m", "change")
-	git(t, s.work, "push", "-q", "origin", "main")
-	return git(t, s.work, "rev-parse", "HEAD")
+	return s.Commit(t, "change", map[string][]byte{"main.py": []byte(code)})
 }
 
 // resolver reaches the server under any host name, verifying its test
 // certificate, as a cluster's DNS would send the name to the git server.
-func (s *gitServer) resolver() *source.GitResolver {
-	tr := s.srv.Client().Transport.(*http.Transport).Clone() //nolint:forcetypeassert // httptest's client has one.
+func (s gitServer) resolver() *source.GitResolver {
+	tr := s.HTTP.Client().Transport.(*http.Transport).Clone() //nolint:forcetypeassert // httptest's client has one.
 	tr.TLSClientConfig = &tls.Config{RootCAs: tr.TLSClientConfig.RootCAs, ServerName: "example.com", MinVersion: tls.VersionTLS12}
 	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, s.srv.Listener.Addr().String())
+		return (&net.Dialer{}).DialContext(ctx, network, s.HTTP.Listener.Addr().String())
 	}
 	return source.NewGitResolver(&http.Client{Transport: tr})
 }
@@ -111,7 +69,7 @@ func TestGitSource(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	g := startGitServer(t)
-	first := git(t, g.work, "rev-parse", "HEAD")
+	first := g.Head(t)
 	_, c, ns := newScene(ctx, t, "git", func(d *dependencies) { d.Sources.Git = g.resolver() })
 	fn := newFunction(ns, "from-git", "")
 	fn.Spec.ForProvider.Source = v1alpha1.FunctionSource{Git: &v1alpha1.GitSource{URL: "https://git.lambda.test/functions.git", Ref: "main"}}

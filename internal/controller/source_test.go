@@ -60,7 +60,7 @@ func TestSourceErrorsClassified(t *testing.T) {
 	if _, err := gr.Resolve(ctx, repo, "main", nil); err != nil {
 		t.Fatalf("git server up: Resolve: %v", err)
 	}
-	g.srv.Close()
+	g.HTTP.Close()
 	_, err := gr.Resolve(ctx, repo, "main", nil)
 	if err == nil || source.IsUnresolvable(err) {
 		t.Errorf("git server gone: Resolve error %v, IsUnresolvable %t; want an error that may pass", err, source.IsUnresolvable(err))

@@ -1,0 +1,106 @@
+// Package gitserver serves a real git repository over HTTPS on loopback, with
+// git's own http-backend, for tests that fetch from git: the provider's
+// source resolution and Flux's source-controller.
+package gitserver
+
+import (
+	"encoding/pem"
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Branch is the branch every commit goes to.
+const Branch = "main"
+
+// A Server is one repository, NAME.git, served by git http-backend behind a
+// TLS test server whose certificate is for 127.0.0.1 and example.com.
+type Server struct {
+	// HTTP serves the repository; tests reach it through its client or
+	// close it to play a server that went away.
+	HTTP *httptest.Server
+
+	name string
+	work string
+}
+
+// Start serves an empty repository called name; the first Commit creates
+// its branch. A machine without git cannot run the server, so the test is
+// skipped there (CI installs git).
+func Start(t testing.TB, name string) *Server {
+	t.Helper()
+	gitBin, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed on this machine, so no git server can run here (CI installs it)")
+	}
+	root := t.TempDir()
+	bare := filepath.Join(root, name+".git")
+	s := &Server{name: name, work: filepath.Join(root, "work")}
+	s.git(t, root, "init", "-q", "--bare", "-b", Branch, bare)
+	s.git(t, root, "init", "-q", "-b", Branch, s.work)
+	s.git(t, s.work, "remote", "add", "origin", bare)
+	s.HTTP = httptest.NewTLSServer(&cgi.Handler{
+		Path: gitBin,
+		Args: []string{"http-backend"},
+		Env:  []string{"GIT_PROJECT_ROOT=" + root, "GIT_HTTP_EXPORT_ALL=1"},
+	})
+	t.Cleanup(s.HTTP.Close)
+	return s
+}
+
+// URL is the repository's HTTPS URL on loopback.
+func (s *Server) URL() string {
+	return s.HTTP.URL + "/" + s.name + ".git"
+}
+
+// CA is the PEM certificate a client needs to trust the server.
+func (s *Server) CA() []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: s.HTTP.Certificate().Raw})
+}
+
+// Commit writes files (path relative to the repository: content), removes
+// the paths in remove, commits everything and pushes it; it returns the
+// commit.
+func (s *Server) Commit(t testing.TB, message string, files map[string][]byte, remove ...string) string {
+	t.Helper()
+	for p, content := range files {
+		path := filepath.Join(s.work, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range remove {
+		if err := os.Remove(filepath.Join(s.work, filepath.FromSlash(p))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.git(t, s.work, "add", "--all")
+	s.git(t, s.work, "commit", "-q", "-m", message)
+	s.git(t, s.work, "push", "-q", "origin", Branch)
+	return s.Head(t)
+}
+
+// Head is the commit the branch is at.
+func (s *Server) Head(t testing.TB) string {
+	t.Helper()
+	return s.git(t, s.work, "rev-parse", "HEAD")
+}
+
+func (s *Server) git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=test", "GIT_AUTHOR_EMAIL=test@example.com", "GIT_COMMITTER_NAME=test", "GIT_COMMITTER_EMAIL=test@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
