@@ -129,9 +129,9 @@ func TestCrossplaneRender(t *testing.T) {
 			rendered++
 		}
 	}
-	// Four workloads, each as an XR and as a claim, in two modes.
-	if rendered != 16 {
-		t.Errorf("rendered %d examples in their modes, want 16", rendered)
+	// Five workloads, each as an XR and as a claim, in two modes.
+	if rendered != 20 {
+		t.Errorf("rendered %d examples in their modes, want 20", rendered)
 	}
 }
 

@@ -3,11 +3,9 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
-	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -17,8 +15,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -31,18 +27,8 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 )
 
-const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-
-// TestCrossplane installs the configuration package the way users do and
-// runs what it brings, then drives composites through it:
-//   - the three packages are pushed with the Crossplane CLI to an OCI
-//     registry on loopback (TLS from a test CA), and an ImageConfig points
-//     their published path at it;
-//   - Crossplane core (External package runtime) installs only the
-//     Configuration; its package manager resolves and installs the Provider
-//     and the Function from their dependencies and unpacks their CRDs, and
-//     the test, as the External runtime, runs the provider and the function
-//     as processes with Crossplane's certificates;
+// TestCrossplane drives composites through a platform installed as users
+// install it (see platform):
 //   - a claim in an application namespace and a v2 XR each compose the build,
 //     then the Knative Service, Broker and Trigger in their namespace (Direct),
 //     and end Ready with their URL once the test has played the Job
@@ -54,115 +40,11 @@ const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef012345678
 func TestCrossplane(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
-	dir := t.TempDir()
-	host, caFile := startRegistry(t, dir)
-	pushPackages(ctx, t, host, caFile)
-
-	// The packages bring this project's CRDs; the control plane has only
-	// Knative's and Crossplane's.
-	crds, err := local.CRDsWhere(ctx, repo, func(crd *extv1.CustomResourceDefinition) bool { return crd.Spec.Group != "lambda.m.crossplane.io" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cp, err := local.Start(ctx, local.Options{CRDs: crds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cp.Stop() })
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
-	kube := apiClient(t, cp)
-	// Its garbage collector finishes the (foreground) deletions Crossplane
-	// starts; the test plays every other controller.
-	gcLogs := &bytes.Buffer{}
-	gc, err := local.StartGarbageCollector(filepath.Join(repo, ".cache", "bin"), kubeconfig, gcLogs)
-	stopAtEnd(t, gc, err, gcLogs)
-
-	create(ctx, t, kube, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: xpNamespace}})
-	core := bin(t, "crossplane-core")
-	initCrossplane(ctx, t, core, kubeconfig, dir)
-	clientCerts := filepath.Join(dir, "client-certs")
-	writeSecret(ctx, t, kube, secretClient, clientCerts, "tls.crt", "tls.key", "ca.crt")
-	// Crossplane caches what it unpacks there, and cannot create them.
-	for _, d := range []string{"xpkg", "xfn"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	_, metricsPort, _ := net.SplitHostPort(freeAddr(t))
-	_, healthPort, _ := net.SplitHostPort(freeAddr(t))
-	start(t, "crossplane", kubeconfig, core, "core", "start", "--enable-webhooks=false", "--package-runtime=External",
-		"--ca-bundle-path="+caFile, "--namespace="+xpNamespace,
-		"--metrics-port="+metricsPort, "--health-probe-port="+healthPort, "--tls-client-certs-dir="+clientCerts,
-		"--xpkg-cache-dir="+filepath.Join(dir, "xpkg"), "--xfn-cache-dir="+filepath.Join(dir, "xfn"), "--poll-interval=5s")
-
-	// What a platform applies: the ImageConfig for its mirror, then the
-	// Configuration alone.
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		for _, list := range []string{"pkg.crossplane.io/v1/ConfigurationList", "pkg.crossplane.io/v1/ConfigurationRevisionList", "pkg.crossplane.io/v1/ProviderList", "pkg.crossplane.io/v1/FunctionList", "pkg.crossplane.io/v1beta1/LockList", "LambdaList", "LambdaClaimList", "pkg.crossplane.io/v1/FunctionRevisionList"} {
-			for _, o := range listOf(context.Background(), t, kube, list) {
-				t.Logf("%s %s: %v", o.GetKind(), o.GetName(), o.Object["status"])
-			}
-		}
-	})
-	create(ctx, t, kube, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "pkg.crossplane.io/v1beta1", "kind": "ImageConfig",
-		"metadata": map[string]any{"name": "knative-lambda-mirror"},
-		"spec": map[string]any{
-			"matchImages":  []any{map[string]any{"type": "Prefix", "prefix": packagePath}},
-			"rewriteImage": map[string]any{"prefix": host + "/knative-lambda"},
-		},
-	}})
-	// The provider declares safe-start, so its managed resources' CRDs come
-	// only once a policy activates them (Crossplane's Helm chart activates
-	// every one by default).
-	create(ctx, t, kube, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "apiextensions.crossplane.io/v1alpha1", "kind": "ManagedResourceActivationPolicy",
-		"metadata": map[string]any{"name": "knative-lambda"},
-		"spec":     map[string]any{"activate": []any{"*.lambda.m.crossplane.io"}},
-	}})
-	create(ctx, t, kube, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "pkg.crossplane.io/v1", "kind": "Configuration",
-		"metadata": map[string]any{"name": "configuration-knative-lambda"},
-		"spec":     map[string]any{"package": packagePath + "/configuration-knative-lambda:" + packageVersion},
-	}})
-
-	fnCerts := filepath.Join(dir, "function-certs")
-	functionCerts(ctx, t, kube, fnCerts)
-	_, fnPort, _ := net.SplitHostPort(freeAddr(t))
-	start(t, "function", kubeconfig, build(ctx, t, "function-knative-lambda", "./fn"),
-		"--tls-certs-dir="+fnCerts, "--address=localhost:"+fnPort, "--metrics-address=")
-	installed := playRuntime(ctx, t, kube, fnPort)
-	t.Logf("the package manager installed %v", installed)
-	start(t, "provider", kubeconfig, build(ctx, t, "provider", "./cmd/provider"),
-		"--poll=5s", "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=127.0.0.1:0")
-
-	for _, f := range []string{"clusterproviderconfig.yaml", "platform/xrs/namespace.yaml", "platform/claims/namespace.yaml"} {
+	p := startPlatform(ctx, t)
+	kube, kubeconfig := p.kube, p.kubeconfig
+	for _, f := range []string{"platform/xrs/namespace.yaml", "platform/claims/namespace.yaml"} {
 		apply(ctx, t, kube, filepath.Join(repo, "examples", f))
 	}
-	wait.Until(ctx, t, "the packages are healthy and the XRDs established and offered", func() string {
-		for _, list := range []string{"pkg.crossplane.io/v1/ConfigurationList", "pkg.crossplane.io/v1/ProviderList", "pkg.crossplane.io/v1/FunctionList", "apiextensions.crossplane.io/v2/CompositeResourceDefinitionList"} {
-			l := listOf(ctx, t, kube, list)
-			if len(l) == 0 {
-				return "no " + list
-			}
-			for _, x := range l {
-				for _, c := range []string{"Healthy", "Established", "Offered"} {
-					if _, has := condition(x, c); has && !conditionTrue(x, c) {
-						st, _ := condition(x, c)
-						return fmt.Sprintf("%s %s: %s %v", x.GetKind(), x.GetName(), c, st)
-					}
-				}
-			}
-		}
-		return ""
-	})
-	kube = apiClient(t, cp) // A fresh client knows the XR and claim kinds.
 
 	apply(ctx, t, kube, filepath.Join(repo, "examples", "platform", "xrs", "python-inline.yaml"))
 	apply(ctx, t, kube, filepath.Join(repo, "examples", "platform", "claims", "python-inline.yaml"))
@@ -266,23 +148,13 @@ func listOf(ctx context.Context, t *testing.T, kube client.Client, list string) 
 }
 
 // buildAndServe plays the Job controller and Knative for one workload: its
-// build succeeds with a digest, its Service, Broker and Trigger are Ready.
+// running build succeeds, its Service runs the image built and it, the
+// Broker and the Trigger are Ready.
 func buildAndServe(ctx context.Context, t *testing.T, kube client.Client, ns, name string) {
 	t.Helper()
-	job := &batchv1.Job{}
-	wait.Until(ctx, t, "the build Job in "+ns, func() string {
-		l := &batchv1.JobList{}
-		if err := kube.List(ctx, l, client.InNamespace(ns)); err != nil {
-			return err.Error()
-		}
-		for _, j := range l.Items {
-			if strings.HasPrefix(j.Name, name+"-build-") {
-				*job = j
-				return ""
-			}
-		}
-		return "none yet"
-	})
+	job := runningBuild(ctx, t, kube, ns, name)
+	// Each build pushes an image of its own.
+	digest := fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(job.Name)))
 	playact.FinishJob(ctx, t, kube, job, 0, digest)
 	svc := &servingv1.Service{}
 	wait.Until(ctx, t, "the Service in "+ns+" runs the built digest", func() string {
@@ -294,7 +166,38 @@ func buildAndServe(ctx context.Context, t *testing.T, kube client.Client, ns, na
 		}
 		return ""
 	})
+	serve(ctx, t, kube, svc)
+}
+
+// runningBuild waits for a build Job of a workload that has not ended.
+func runningBuild(ctx context.Context, t *testing.T, kube client.Client, ns, name string) *batchv1.Job {
+	t.Helper()
+	job := &batchv1.Job{}
+	wait.Until(ctx, t, "a running build Job of "+ns+"/"+name, func() string {
+		l := &batchv1.JobList{}
+		if err := kube.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return err.Error()
+		}
+		for _, j := range l.Items {
+			ended := slices.ContainsFunc(j.Status.Conditions, func(c batchv1.JobCondition) bool {
+				return (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue
+			})
+			if strings.HasPrefix(j.Name, name+"-build-") && !ended {
+				*job = j
+				return ""
+			}
+		}
+		return "none yet"
+	})
+	return job
+}
+
+// serve plays Knative for a workload's Service, and for the Brokers and
+// Triggers of its namespace.
+func serve(ctx context.Context, t *testing.T, kube client.Client, svc *servingv1.Service) {
+	t.Helper()
 	playact.MarkServiceReady(ctx, t, kube, svc)
+	ns := svc.Namespace
 	for _, list := range []string{"eventing.knative.dev/v1/BrokerList", "eventing.knative.dev/v1/TriggerList"} {
 		wait.Until(ctx, t, list+" in "+ns, func() string {
 			n := 0

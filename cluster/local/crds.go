@@ -41,6 +41,11 @@ type CRDSource struct {
 
 	// Dir is the folder inside the module.
 	Dir string
+
+	// In is the folder, relative to the repository, of the module whose
+	// go.mod requires Module, when that is not this repository's: a tool's
+	// wrapper module, so the CRDs match the binary make builds from it.
+	In string
 }
 
 // ThirdPartyCRDs are the CRDs of Knative Serving, Knative Eventing, the
@@ -51,6 +56,13 @@ var ThirdPartyCRDs = []CRDSource{
 	{Module: "knative.dev/eventing", Dir: "config/core/resources"},
 	{Module: "knative.dev/eventing-rabbitmq", Dir: "config/broker"},
 	CrossplaneCRDs,
+}
+
+// FluxCRDs are the CRDs of Flux's source-controller and kustomize-controller,
+// for the end-to-end test that runs them.
+var FluxCRDs = []CRDSource{
+	{Module: "github.com/fluxcd/source-controller", In: "cluster/local/build/flux-source-controller", Dir: "config/crd/bases"},
+	{Module: "github.com/fluxcd/kustomize-controller", In: "cluster/local/build/flux-kustomize-controller", Dir: "config/crd/bases"},
 }
 
 // CrossplaneCRDs are Crossplane core's own CRDs.
@@ -87,6 +99,12 @@ func (s CRDSource) Path(ctx context.Context, root string) (string, error) {
 	args := []string{"list", "-m", "-json", s.Module}
 	if s.Version != "" {
 		args = []string{"mod", "download", "-json", s.Module + "@" + s.Version}
+	}
+	if s.In != "" {
+		// The module is the wrapper's dependency: download it, at the
+		// version the wrapper requires, if the tool was never built.
+		root = filepath.Join(root, filepath.FromSlash(s.In))
+		args = []string{"mod", "download", "-json", s.Module}
 	}
 	var m struct{ Dir string }
 	if err := goJSON(ctx, root, &m, args...); err != nil {
