@@ -43,8 +43,8 @@ func BenchmarkFunction(b *testing.B) {
 
 // BenchmarkAgent renders the LambdaAgent that sets every field.
 func BenchmarkAgent(b *testing.B) {
-	spec := goldenSpec(b, "supervisor").(v1alpha1.LambdaAgentParameters)
-	in := AgentInput{Namespace: "apps", Name: "supervisor", Spec: spec, Observed: testObserved}
+	spec := goldenSpec(b, "triage").(v1alpha1.LambdaAgentParameters)
+	in := AgentInput{Namespace: "apps", Name: "triage", Spec: spec, Observed: testObserved}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := Agent(in); err != nil {
