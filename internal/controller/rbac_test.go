@@ -220,12 +220,7 @@ func TestProviderClusterRoleDenies(t *testing.T) {
 	other := newNamespace(ctx, t, admin, "rbac-unserved")
 	grantProvider(ctx, t, admin, ns)
 
-	type ask struct {
-		reason                                 string
-		ns, group, resource, subresource, verb string
-		allowed                                bool
-	}
-	cases := []ask{
+	checkAccess(ctx, t, admin, []access{
 		{reason: "The control: a Secret a resource names in a namespace it serves.", ns: ns, resource: "secrets", verb: "get", allowed: true},
 		{reason: "The control: Knative Services anywhere.", ns: other, group: "serving.knative.dev", resource: "services", verb: "create", allowed: true},
 		{reason: "Secrets of a namespace it does not serve.", ns: other, resource: "secrets", verb: "get"},
@@ -240,7 +235,56 @@ func TestProviderClusterRoleDenies(t *testing.T) {
 		{reason: "Deleting namespaces.", resource: "namespaces", verb: "delete"},
 		{reason: "Granting itself more.", group: "rbac.authorization.k8s.io", resource: "clusterrolebindings", verb: "create"},
 		{reason: "Changing CRDs.", group: "apiextensions.k8s.io", resource: "customresourcedefinitions", verb: "update"},
+	})
+}
+
+// TestExampleRBAC applies examples/provider-rbac.yaml beside the generated
+// roles, as the README says, and asks the API server what the provider's
+// service account may then do: the Secrets of the namespace it binds, and
+// with leader election its leases in Crossplane's namespace, nowhere else.
+func TestExampleRBAC(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin := adminClient(t)
+	grantProvider(ctx, t, admin)
+	for _, ns := range []string{"crossplane-system", "functions"} {
+		if err := admin.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
 	}
+	objs, err := local.ReadManifests("../../examples/provider-rbac.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs {
+		if err := admin.Create(ctx, o); client.IgnoreAlreadyExists(err) != nil {
+			t.Fatal(err)
+		}
+	}
+	other := newNamespace(ctx, t, admin, "rbac-example")
+	const leases = "leases"
+	checkAccess(ctx, t, admin, []access{
+		{reason: "A Secret of the namespace the example binds.", ns: "functions", resource: "secrets", verb: "get", allowed: true},
+		{reason: "A Secret elsewhere.", ns: other, resource: "secrets", verb: "get"},
+		{reason: "Reading its lease.", ns: "crossplane-system", group: "coordination.k8s.io", resource: leases, verb: "get", allowed: true},
+		{reason: "Taking its lease.", ns: "crossplane-system", group: "coordination.k8s.io", resource: leases, verb: "create", allowed: true},
+		{reason: "Renewing its lease.", ns: "crossplane-system", group: "coordination.k8s.io", resource: leases, verb: "update", allowed: true},
+		{reason: "Deleting leases.", ns: "crossplane-system", group: "coordination.k8s.io", resource: leases, verb: "delete"},
+		{reason: "Leases of another namespace.", ns: other, group: "coordination.k8s.io", resource: leases, verb: "update"},
+	})
+}
+
+// An access is a question to the API server about the provider's service
+// account, and the answer it must get.
+type access struct {
+	reason                                 string
+	ns, group, resource, subresource, verb string
+	allowed                                bool
+}
+
+// checkAccess asks the API server each question with a SubjectAccessReview.
+func checkAccess(ctx context.Context, t *testing.T, admin client.Client, cases []access) {
+	t.Helper()
 	for _, a := range cases {
 		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User:   providerIdentity.UserName,
