@@ -95,6 +95,12 @@ func TestCrossplane(t *testing.T) {
 		"apiVersion": "serving.knative.dev/v1", "kind": "Service", "metadata": map[string]any{"namespace": "legacy-apps", "name": "prebuilt"},
 	}})
 	gone = append(gone, listOf(ctx, t, kube, "XLambdaList")...)
+	waitGone(ctx, t, kube, gone)
+}
+
+// waitGone waits until none of the objects exists.
+func waitGone(ctx context.Context, t *testing.T, kube client.Client, gone []*unstructured.Unstructured) {
+	t.Helper()
 	wait.Until(ctx, t, fmt.Sprintf("all %d objects are gone", len(gone)), func() string {
 		for _, o := range gone {
 			if err := kube.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopy()); err == nil {

@@ -149,16 +149,7 @@ func TestFlux(t *testing.T) {
 	reconcileSource(ctx, t, kube)
 	waitKustomization(ctx, t, kube, pruned, "True", "")
 	gone := append(composed, object("AgentClaim", claimsNS, "support"))
-	wait.Until(ctx, t, fmt.Sprintf("the pruned claim's %d objects are gone", len(gone)), func() string {
-		for _, o := range gone {
-			if err := kube.Get(ctx, client.ObjectKeyFromObject(o), o.DeepCopy()); err == nil {
-				return fmt.Sprintf("%s %s/%s still exists", o.GetKind(), o.GetNamespace(), o.GetName())
-			} else if client.IgnoreNotFound(err) != nil {
-				return err.Error()
-			}
-		}
-		return ""
-	})
+	waitGone(ctx, t, kube, gone)
 	waitReady(ctx, t, kube, object("LambdaClaim", claimsNS, "hello-python"))
 }
 
