@@ -54,17 +54,11 @@ func startPlatform(ctx context.Context, t *testing.T, more ...local.CRDSource) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range more {
-		d, err := s.Path(ctx, repo)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := local.LoadCRDs(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		crds = append(crds, c...)
+	extra, err := local.SourceCRDs(ctx, repo, more...)
+	if err != nil {
+		t.Fatal(err)
 	}
+	crds = append(crds, extra...)
 	cp, err := local.Start(ctx, local.Options{CRDs: crds})
 	if err != nil {
 		t.Fatal(err)

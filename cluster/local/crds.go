@@ -123,16 +123,23 @@ func OwnCRDsDir(root string) string {
 
 // AllCRDs loads this provider's CRDs and every third-party CRD.
 func AllCRDs(ctx context.Context, root string) ([]*extv1.CustomResourceDefinition, error) {
-	dirs := []string{OwnCRDsDir(root)}
-	for _, s := range ThirdPartyCRDs {
+	own, err := LoadCRDs(OwnCRDsDir(root))
+	if err != nil {
+		return nil, err
+	}
+	third, err := SourceCRDs(ctx, root, ThirdPartyCRDs...)
+	return append(own, third...), err
+}
+
+// SourceCRDs loads the CRDs of each source, found from the repository at
+// root.
+func SourceCRDs(ctx context.Context, root string, sources ...CRDSource) ([]*extv1.CustomResourceDefinition, error) {
+	var all []*extv1.CustomResourceDefinition
+	for _, s := range sources {
 		d, err := s.Path(ctx, root)
 		if err != nil {
 			return nil, err
 		}
-		dirs = append(dirs, d)
-	}
-	var all []*extv1.CustomResourceDefinition
-	for _, d := range dirs {
 		crds, err := LoadCRDs(d)
 		if err != nil {
 			return nil, err
