@@ -131,8 +131,8 @@ chaos: controlplane kube-controller-manager
 ## and no failing input (go.dev/issue/75804, fixed in Go 1.27).
 FUZZTIME ?= 30000x
 fuzz:
-	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(FUZZTIME) ./internal/render
-	go test -run='^$$' -fuzz='^FuzzAgent$$' -fuzztime=$(FUZZTIME) ./internal/render
+	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(FUZZTIME) ./internal/render/fuzz
+	go test -run='^$$' -fuzz='^FuzzAgent$$' -fuzztime=$(FUZZTIME) ./internal/render/fuzz
 
 ## peers: what the benchmarks measure ours against, built from their modules
 ## into .cache/peers; their code is never committed. A peer the module proxy

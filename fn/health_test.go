@@ -11,7 +11,7 @@ import (
 	kstatus "sigs.k8s.io/cli-utils/pkg/kstatus/status"
 	"sigs.k8s.io/yaml"
 
-	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 )
 
 // A healthCheck is one entry of a Flux Kustomization's healthCheckExprs.
@@ -71,7 +71,7 @@ func TestHealth(t *testing.T) {
 
 func shippedHealthChecks(t *testing.T) map[string]healthCheck {
 	t.Helper()
-	objs, err := local.ReadManifests(filepath.Join(repo, "examples", "flux", "apps.yaml"))
+	objs, err := manifest.Read(filepath.Join(repo, "examples", "flux", "apps.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -28,7 +28,7 @@ func TestCrossplaneClusterRole(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	kube := apiClient(t)
-	objs, err := local.ReadManifests(filepath.Join(repo, "package", "configuration", "rbac", "clusterrole.yaml"))
+	objs, err := manifest.Read(filepath.Join(repo, "package", "configuration", "rbac", "clusterrole.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	platform "github.com/knative-lambda/provider-knative-lambda/apis/platform/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 )
 
 var update = flag.Bool("update", false, "write the golden files of TestCrossplaneRender")
@@ -371,7 +372,7 @@ func apiClient(t *testing.T) client.Client {
 func TestConfigurationPackage(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	objs, err := local.ReadManifests(filepath.Join(repo, "package", "configuration"))
+	objs, err := manifest.Read(filepath.Join(repo, "package", "configuration"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
 )
 
@@ -83,7 +84,7 @@ func TestValidManifestsAreAdmitted(t *testing.T) {
 
 	var objs []*unstructured.Unstructured
 	for _, dir := range []string{"testdata/valid", "../../examples"} {
-		o, err := local.ReadManifests(dir)
+		o, err := manifest.Read(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +177,7 @@ func readInvalid(t *testing.T, file string) invalidCase {
 	if tc.field == "" || tc.want == "" {
 		t.Fatalf("%s: needs '# field:' and '# want:' header lines", file)
 	}
-	objs, err := local.ReadManifests(file)
+	objs, err := manifest.Read(file)
 	if err != nil || len(objs) != 1 {
 		t.Fatalf("%s: want one manifest, got %d (%v)", file, len(objs), err)
 	}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 )
@@ -279,7 +280,7 @@ func condition(u *unstructured.Unstructured, typ string) (map[string]any, bool) 
 // kinds: the packages install some of them.
 func apply(ctx context.Context, t *testing.T, kube client.Client, path string) {
 	t.Helper()
-	objs, err := local.ReadManifests(path)
+	objs, err := manifest.Read(path)
 	if err != nil {
 		t.Fatal(err)
 	}

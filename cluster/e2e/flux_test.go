@@ -21,6 +21,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/gitserver"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 )
@@ -90,7 +91,7 @@ func TestFlux(t *testing.T) {
 		Data:       map[string][]byte{"ca.crt": g.CA()},
 	})
 	for _, f := range []string{"platform.yaml", "apps.yaml"} {
-		objs, err := local.ReadManifests(filepath.Join(repo, "examples", "flux", f))
+		objs, err := manifest.Read(filepath.Join(repo, "examples", "flux", f))
 		if err != nil {
 			t.Fatal(err)
 		}

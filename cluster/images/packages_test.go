@@ -18,7 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 )
 
 // The repository, from this folder.
@@ -197,7 +197,7 @@ func digests(t *testing.T, img v1.Image) []string {
 // names are the Kind/name of every object in a folder's YAML files.
 func names(t *testing.T, dir string) []string {
 	t.Helper()
-	objs, err := local.ReadManifests(dir)
+	objs, err := manifest.Read(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

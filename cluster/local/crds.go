@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 )
 
 const (
@@ -167,7 +169,7 @@ func CRDsWhere(ctx context.Context, dir string, keep func(*extv1.CustomResourceD
 // LoadCRDs reads every CustomResourceDefinition in the YAML files of a folder.
 // Other kinds of object in those files are skipped.
 func LoadCRDs(dir string) ([]*extv1.CustomResourceDefinition, error) {
-	objs, err := ReadManifests(dir)
+	objs, err := manifest.Read(dir)
 	if err != nil {
 		return nil, errors.Wrapf(err, errFmtReadCRDs, dir)
 	}

@@ -25,7 +25,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
-	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
@@ -69,7 +69,7 @@ func adminClient(t *testing.T) client.Client {
 // platform team would.
 func grantProvider(ctx context.Context, t *testing.T, c client.Client, namespaces ...string) {
 	t.Helper()
-	objs, err := local.ReadManifests(rbacDir)
+	objs, err := manifest.Read(rbacDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestExampleRBAC(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	objs, err := local.ReadManifests("../../examples/provider-rbac.yaml")
+	objs, err := manifest.Read("../../examples/provider-rbac.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

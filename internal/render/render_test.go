@@ -19,7 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
-	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files from what render produces")
@@ -65,7 +65,7 @@ func goldenInputs(t testing.TB) []goldenInput {
 	t.Helper()
 	var inputs []goldenInput
 	for _, dir := range []string{"../../examples", "../../apis/v1alpha1/testdata/valid"} {
-		objs, err := local.ReadManifests(dir)
+		objs, err := manifest.Read(dir)
 		if err != nil {
 			t.Fatal(err)
 		}

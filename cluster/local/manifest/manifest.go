@@ -1,4 +1,7 @@
-package local
+// Package manifest reads Kubernetes objects from YAML files, for the tests,
+// the examples and the local control plane, with no more dependencies than
+// decoding needs.
+package manifest
 
 import (
 	"bufio"
@@ -21,9 +24,9 @@ const (
 	errFmtGlob           = "cannot list the YAML files of %s"
 )
 
-// ReadManifests decodes every object in a YAML file, or in every .yaml file of
+// Read decodes every object in a YAML file, or in every .yaml file of
 // a folder in name order. Empty documents are skipped.
-func ReadManifests(path string) ([]*unstructured.Unstructured, error) {
+func Read(path string) ([]*unstructured.Unstructured, error) {
 	files := []string{path}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		files, err = filepath.Glob(filepath.Join(path, "*.yaml"))
