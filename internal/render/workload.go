@@ -65,10 +65,17 @@ func openPort(port int32) corev1.ProbeHandler {
 func (w workload) service() *servingv1.Service {
 	lbls := labels(w.kind, w.name, ComponentWorkload)
 	var annotations map[string]string
+	podAnnotations := autoscaling(w.scaling)
 	if w.meta != nil {
 		// Selection labels win: a user label cannot hide the object.
 		lbls = mergeUnder(w.meta.Labels, lbls)
 		annotations = maps.Clone(w.meta.Annotations)
+		// Mesh injection and scrape annotations act on pods, which
+		// Knative makes from the revision template. The schema reserves
+		// Knative's keys, so the typed scaling fields cannot be overridden.
+		if len(annotations) > 0 {
+			podAnnotations = mergeUnder(annotations, podAnnotations)
+		}
 	}
 	spec := corev1.PodSpec{
 		Containers: []corev1.Container{{
@@ -98,7 +105,7 @@ func (w workload) service() *servingv1.Service {
 		TypeMeta:   metav1.TypeMeta{APIVersion: servingv1.SchemeGroupVersion.String(), Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.namespace, Name: w.name, Labels: lbls, Annotations: annotations},
 		Spec: servingv1.ServiceSpec{ConfigurationSpec: servingv1.ConfigurationSpec{Template: servingv1.RevisionTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(lbls), Annotations: autoscaling(w.scaling)},
+			ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(lbls), Annotations: podAnnotations},
 			Spec:       rs,
 		}}},
 	}
