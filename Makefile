@@ -71,12 +71,12 @@ crossplane-core:
 		"-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$(CORE_VERSION)"
 
 ## flux: Flux's source-controller and kustomize-controller, for the
-## end-to-end test that reconciles claims from git; each pinned in a wrapper
-## module (about 6 minutes each cold, seconds warm).
+## end-to-end test that reconciles claims from git; both pinned in one
+## wrapper module, so what they share is compiled once.
 FLUX_MOD := cluster/local/build/flux
 flux:
-	@$(GOBUILD) source-controller $(FLUX_MOD)-source-controller github.com/fluxcd/source-controller
-	@$(GOBUILD) kustomize-controller $(FLUX_MOD)-kustomize-controller github.com/fluxcd/kustomize-controller
+	@$(GOBUILD) source-controller $(FLUX_MOD) github.com/fluxcd/source-controller
+	@$(GOBUILD) kustomize-controller $(FLUX_MOD) github.com/fluxcd/kustomize-controller
 
 ## tools: the code generators, pinned in cluster/tools.
 tools:

@@ -63,8 +63,8 @@ var ThirdPartyCRDs = []CRDSource{
 // FluxCRDs are the CRDs of Flux's source-controller and kustomize-controller,
 // for the end-to-end test that runs them.
 var FluxCRDs = []CRDSource{
-	{Module: "github.com/fluxcd/source-controller", In: "cluster/local/build/flux-source-controller", Dir: "config/crd/bases"},
-	{Module: "github.com/fluxcd/kustomize-controller", In: "cluster/local/build/flux-kustomize-controller", Dir: "config/crd/bases"},
+	{Module: "github.com/fluxcd/source-controller", In: "cluster/local/build/flux", Dir: "config/crd/bases"},
+	{Module: "github.com/fluxcd/kustomize-controller", In: "cluster/local/build/flux", Dir: "config/crd/bases"},
 }
 
 // CrossplaneCRDs are Crossplane core's own CRDs.
