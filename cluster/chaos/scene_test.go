@@ -161,11 +161,7 @@ func newStage(ctx context.Context, t *testing.T, dir, ns string) (*local.Control
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cp.Stop() })
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := cp.ForTest(t, dir)
 	sch, err := clients.ManagerScheme()
 	if err != nil {
 		t.Fatal(err)

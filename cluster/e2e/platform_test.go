@@ -63,11 +63,7 @@ func startPlatform(ctx context.Context, t *testing.T, more ...local.CRDSource) *
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cp.Stop() })
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := cp.WriteKubeconfig(kubeconfig); err != nil {
-		t.Fatal(err)
-	}
+	kubeconfig := cp.ForTest(t, dir)
 	kube := apiClient(t, cp)
 	// Its garbage collector finishes the (foreground) deletions Crossplane
 	// starts; the test plays every other controller.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -57,4 +58,17 @@ func StartWithAllCRDs(ctx context.Context, o Options) (*ControlPlane, error) {
 	}
 	o.CRDs = append(o.CRDs, crds...)
 	return Start(ctx, o)
+}
+
+// ForTest stops the control plane when the test ends and writes its
+// kubeconfig into dir, for the processes a test starts against it. It
+// returns the kubeconfig's path.
+func (c *ControlPlane) ForTest(t testing.TB, dir string) string {
+	t.Helper()
+	t.Cleanup(func() { _ = c.Stop() })
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := c.WriteKubeconfig(kubeconfig); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -45,13 +44,8 @@ func startRemote(ctx context.Context, t *testing.T, leaveOut ...string) *remote 
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cp.Stop() })
-	kcPath := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := cp.WriteKubeconfig(kcPath); err != nil {
-		t.Fatal(err)
-	}
 	r := &remote{config: cp}
-	if r.kubeconfig, err = os.ReadFile(kcPath); err != nil { //nolint:gosec // The test's own file.
+	if r.kubeconfig, err = os.ReadFile(cp.ForTest(t, t.TempDir())); err != nil { //nolint:gosec // The test's own file.
 		t.Fatal(err)
 	}
 	s, err := clients.TargetScheme()
