@@ -130,7 +130,10 @@ func AllCRDs(ctx context.Context, root string) ([]*extv1.CustomResourceDefinitio
 		return nil, err
 	}
 	third, err := SourceCRDs(ctx, root, ThirdPartyCRDs...)
-	return append(own, third...), err
+	if err != nil {
+		return nil, err
+	}
+	return append(own, third...), nil
 }
 
 // SourceCRDs loads the CRDs of each source, found from the repository at

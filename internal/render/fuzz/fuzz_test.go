@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
@@ -38,7 +40,11 @@ func seeds(f *testing.F, kind string) {
 			if u.GetKind() != kind {
 				continue
 			}
-			b, err := json.Marshal(u.Object["spec"].(map[string]any)["forProvider"])
+			spec, _, err := unstructured.NestedMap(u.Object, "spec", "forProvider")
+			if err != nil {
+				f.Fatal(err)
+			}
+			b, err := json.Marshal(spec)
 			if err != nil {
 				f.Fatal(err)
 			}
