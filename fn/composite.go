@@ -42,7 +42,7 @@ type composite struct {
 	name string
 
 	// generation of a namespaced XR's spec; 0 for a legacy XR, whose claim
-	// counts its own generations.
+	// counts its own generations (see pass.generation).
 	generation int64
 
 	// legacy is true of a cluster-scoped XR made for a claim.

@@ -143,6 +143,11 @@ func TestRunFunction(t *testing.T) {
 		requirements: map[string]*fnv1.ResourceSelector{"namespace": appsNamespace, "broker-events": eventsBroker},
 		conditions:   progressingConditions("Building", "starting build "+job),
 	}
+	// A claim's composite's first pass also asks for the claim, whose
+	// generation it reports.
+	claimFirstPass := firstPass
+	claimFirstPass.requirements = map[string]*fnv1.ResourceSelector{"namespace": appsNamespace, "broker-events": eventsBroker,
+		"claim": {ApiVersion: "platform.lambda.crossplane.io/v1alpha1", Kind: "LambdaClaim", Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchName{MatchName: testName}}}
 
 	cases := map[string]struct {
 		reason   string
@@ -357,7 +362,7 @@ func TestRunFunction(t *testing.T) {
 			reason:   "A legacy XR's objects go to its claim's namespace and are named after the claim.",
 			xr:       legacyXR(t, "XLambda", "hello-x7k2p", helloSpec),
 			required: map[string]*fnv1.Resources{"namespace": {}, "broker-events": {}},
-			want:     firstPass, // The same objects, in the claim's namespace, named after it.
+			want:     claimFirstPass, // The same objects, in the claim's namespace, named after it.
 		},
 		"GitSourceRequiresItsSecret": {
 			reason:  "A git source's credentials Secret is required before its ref is resolved; nothing is composed meanwhile.",

@@ -25,8 +25,8 @@ type healthCheck struct {
 
 // TestHealth classifies recorded states of composite resources and claims
 // as Flux would: kstatus for kinds without health check expressions (v2
-// XRs, which carry status.observedGeneration), and the healthCheckExprs
-// shipped in examples/flux for claims, evaluated with CEL over the object.
+// XRs), and for claims Flux's generation check and then the healthCheckExprs
+// shipped in examples/flux, evaluated with CEL over the object.
 func TestHealth(t *testing.T) {
 	checks := shippedHealthChecks(t)
 	states, err := filepath.Glob(filepath.Join("testdata", "health", "*.yaml"))
@@ -96,11 +96,15 @@ func shippedHealthChecks(t *testing.T) map[string]healthCheck {
 	return out
 }
 
-// evaluate classifies an object with one kind's expressions. They must not
-// overlap, so the answer does not depend on the order Flux tries them in;
-// none true is in progress, as in Flux.
+// evaluate classifies an object with one kind's expressions as Flux does:
+// a status.observedGeneration other than the object's generation is in
+// progress whatever they say; none true is in progress. They must not
+// overlap, so the answer does not depend on the order Flux tries them in.
 func evaluate(t *testing.T, hc healthCheck, u *unstructured.Unstructured) string {
 	t.Helper()
+	if observed, ok, _ := unstructured.NestedInt64(u.Object, "status", "observedGeneration"); ok && observed != u.GetGeneration() {
+		return "InProgress"
+	}
 	var opts []cel.EnvOption
 	for k := range u.Object {
 		opts = append(opts, cel.Variable(k, cel.DynType))

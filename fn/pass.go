@@ -179,6 +179,10 @@ func (p *pass) setStatus(obs any) error {
 // requirements, the composite's status and readiness, and its Reconciling
 // and Stalled conditions.
 func (p *pass) finish(o outcome) error {
+	generation, err := p.generation()
+	if err != nil {
+		return err
+	}
 	if err := response.SetDesiredComposedResources(p.rsp, p.desired); err != nil {
 		return err
 	}
@@ -189,8 +193,8 @@ func (p *pass) finish(o outcome) error {
 		p.status = map[string]any{}
 	}
 	p.status["phase"] = string(o.phase)
-	if p.xr.generation > 0 {
-		p.status["observedGeneration"] = p.xr.generation
+	if generation > 0 {
+		p.status["observedGeneration"] = generation
 	}
 	// Earlier steps of the pipeline may have written status fields too. The
 	// values are already JSON values, so they go in as they are: a field

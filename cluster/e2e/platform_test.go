@@ -84,10 +84,15 @@ func startPlatform(ctx context.Context, t *testing.T, more ...local.CRDSource) *
 	}
 	_, metricsPort, _ := net.SplitHostPort(freeAddr(t))
 	_, healthPort, _ := net.SplitHostPort(freeAddr(t))
+	// The tests play a workload's builds and rollouts in milliseconds, so an
+	// XR's watch events come minutes faster than in a cluster: with the
+	// default burst of 100 (50 updates, then one every 2 s), Crossplane's
+	// circuit breaker opens and drops them for 30 s at a time.
 	start(t, "crossplane", kubeconfig, core, "core", "start", "--enable-webhooks=false", "--package-runtime=External",
 		"--ca-bundle-path="+caFile, "--namespace="+xpNamespace,
 		"--metrics-port="+metricsPort, "--health-probe-port="+healthPort, "--tls-client-certs-dir="+clientCerts,
-		"--xpkg-cache-dir="+filepath.Join(dir, "xpkg"), "--xfn-cache-dir="+filepath.Join(dir, "xfn"), "--poll-interval=5s")
+		"--xpkg-cache-dir="+filepath.Join(dir, "xpkg"), "--xfn-cache-dir="+filepath.Join(dir, "xfn"), "--poll-interval=5s",
+		"--circuit-breaker-burst=1000")
 
 	// What a platform applies: the ImageConfig for its mirror, then the
 	// Configuration alone.

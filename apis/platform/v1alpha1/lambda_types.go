@@ -18,8 +18,9 @@ type LambdaStatus struct {
 	v1alpha1.LambdaFunctionObservation `json:",inline"`
 
 	// ObservedGeneration is the generation of the spec the function last
-	// acted on, for kstatus. Claims have their own generations and do not
-	// get it; Flux reads their conditions' observedGeneration instead.
+	// acted on, for kstatus and Flux: a namespaced XR's own, or on a claim's
+	// composite the claim's, which the claim shows with the rest of the
+	// status.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 }
