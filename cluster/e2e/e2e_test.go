@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -310,11 +309,7 @@ func apiClient(t *testing.T, cp *local.ControlPlane) client.Client {
 			t.Fatal(err)
 		}
 	}
-	cfg := rest.CopyConfig(cp.Config)
-	// The only warnings are Pod Security's about the build pods the tests
-	// play, which run Kaniko as root by design.
-	cfg.WarningHandlerWithContext = rest.NoWarnings{}
-	c, err := client.New(cfg, client.Options{Scheme: s})
+	c, err := client.New(cp.Config, client.Options{Scheme: s})
 	if err != nil {
 		t.Fatal(err)
 	}

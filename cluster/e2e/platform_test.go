@@ -11,11 +11,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
@@ -59,6 +61,9 @@ func startPlatform(ctx context.Context, t *testing.T, more ...local.CRDSource) *
 		t.Fatal(err)
 	}
 	crds = append(crds, extra...)
+	// envtest and the test's client (Pod Security's warnings about the
+	// played build pods) log through controller-runtime.
+	ctrllog.SetLogger(logr.Discard())
 	cp, err := local.Start(ctx, local.Options{CRDs: crds})
 	if err != nil {
 		t.Fatal(err)
