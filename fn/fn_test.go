@@ -39,6 +39,7 @@ const (
 	testRegistry = "registry.test/lambdas"
 	testDigest   = "sha256:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	testInput    = `{"apiVersion":"fn.lambda.crossplane.io/v1beta1","kind":"Input","build":{"registry":"` + testRegistry + `"}}`
+	managedInput = `{"apiVersion":"fn.lambda.crossplane.io/v1beta1","kind":"Input","mode":"Managed","providerConfigRef":{"kind":"ClusterProviderConfig","name":"default"}}`
 )
 
 // helloSpec is an inline Python function on its own Broker with a Trigger.
@@ -88,9 +89,8 @@ func TestRunFunction(t *testing.T) {
 		requirements map[string]*fnv1.ResourceSelector
 	}
 	const (
-		managedInput = `{"apiVersion":"fn.lambda.crossplane.io/v1beta1","kind":"Input","mode":"Managed","providerConfigRef":{"kind":"ClusterProviderConfig","name":"default"}}`
-		gitSpec      = "source: {git: {url: \"https://git.example.com/acme/fns\", ref: main, secretRef: {name: git-creds}}}\nruntime: {language: go, handler: Handle}\n"
-		commit       = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+		gitSpec = "source: {git: {url: \"https://git.example.com/acme/fns\", ref: main, secretRef: {name: git-creds}}}\nruntime: {language: go, handler: Handle}\n"
+		commit  = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 	)
 	gitBuild := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: parseSpec(t, gitSpec), Defaults: render.Defaults{Registry: testRegistry}, Observed: render.Observed{SourceIdentity: commit}})
 	gitCreds := &fnv1.ResourceSelector{ApiVersion: "v1", Kind: "Secret", Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchName{MatchName: "git-creds"}}
@@ -146,8 +146,7 @@ func TestRunFunction(t *testing.T) {
 	// A claim's composite's first pass also asks for the claim, whose
 	// generation it reports.
 	claimFirstPass := firstPass
-	claimFirstPass.requirements = map[string]*fnv1.ResourceSelector{"namespace": appsNamespace, "broker-events": eventsBroker,
-		"claim": {ApiVersion: "platform.lambda.crossplane.io/v1alpha1", Kind: "LambdaClaim", Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchName{MatchName: testName}}}
+	claimFirstPass.requirements = map[string]*fnv1.ResourceSelector{"namespace": appsNamespace, "broker-events": eventsBroker, "claim": claimOf("LambdaClaim")}
 
 	cases := map[string]struct {
 		reason   string

@@ -17,7 +17,6 @@ import (
 // Flux reads first: a claim whose new spec no pass has acted on must not
 // look like it has.
 func TestObservedGeneration(t *testing.T) {
-	const managedInput = `{"apiVersion":"fn.lambda.crossplane.io/v1beta1","kind":"Input","mode":"Managed","providerConfigRef":{"kind":"ClusterProviderConfig","name":"default"}}`
 	changedSpec := strings.Replace(helloSpec, `"ok": True`, `"ok": False`, 1)
 	// legacy is a claim's composite that last reported generation 2.
 	legacy := func(kind, spec string) string {
@@ -32,9 +31,6 @@ func TestObservedGeneration(t *testing.T) {
 			// Crossplane's own claim fields are not copied to the composite.
 			"spec": withCompositionRef(fromYAML(t, spec)),
 		}))}}}
-	}
-	claimOf := func(kind string) *fnv1.ResourceSelector {
-		return &fnv1.ResourceSelector{ApiVersion: "platform.lambda.crossplane.io/v1alpha1", Kind: kind, Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchName{MatchName: testName}}
 	}
 
 	cases := map[string]struct {
@@ -114,4 +110,10 @@ func TestObservedGeneration(t *testing.T) {
 func withCompositionRef(spec map[string]any) map[string]any {
 	spec["compositionRef"] = map[string]any{"name": "xlambdas-managed"}
 	return spec
+}
+
+// claimOf selects the claim of the kind named testName in testNS, as a
+// claim's composite requires it.
+func claimOf(kind string) *fnv1.ResourceSelector {
+	return &fnv1.ResourceSelector{ApiVersion: "platform.lambda.crossplane.io/v1alpha1", Kind: kind, Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchName{MatchName: testName}}
 }
