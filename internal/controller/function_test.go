@@ -248,6 +248,26 @@ func TestFunctionLifecycle(t *testing.T) {
 		t.Errorf("an annotation only someone else set was removed: %v", svc.Annotations)
 	}
 
+	// A bound taken out of the spec is taken off the Service. The live
+	// Service still holds every field the new render sets, so only the
+	// render's hash says it is out of date; the apply then removes the field
+	// it no longer sets, and leaves what someone else set.
+	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+		mg.Spec.ForProvider.Scaling.MaxReplicas = nil
+	})
+	wait.Until(ctx, t, "the Service loses its max-scale", func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
+			return err.Error()
+		}
+		if v, ok := svc.Spec.Template.Annotations["autoscaling.knative.dev/max-scale"]; ok {
+			return "max-scale " + v
+		}
+		return ""
+	})
+	if svc.Annotations["example.com/note"] != "added by someone else" {
+		t.Errorf("an annotation only someone else set was removed with the bound: %v", svc.Annotations)
+	}
+
 	// A code change builds exactly once more, and the Service keeps its
 	// image until that build is done.
 	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {

@@ -67,6 +67,10 @@ func BrokerTargets(e *v1alpha1.AgentEventing, agentBroker func(agent string) (st
 // Agent renders the objects of a LambdaAgent. Agents are kept warm: one
 // replica at least, unless the spec says otherwise.
 func Agent(in AgentInput) (*Objects, error) {
+	return stamped(agent(in))
+}
+
+func agent(in AgentInput) (*Objects, error) {
 	spec := in.Spec
 	out := &Objects{Image: imageRef(spec.Image.Repository, spec.Image.Tag, spec.Image.Digest)}
 	var eventing v1alpha1.AgentEventing

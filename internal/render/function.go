@@ -20,6 +20,10 @@ const pendingBuild = "waiting for build "
 
 // Function renders the objects of a LambdaFunction.
 func Function(in FunctionInput) (*Objects, error) {
+	return stamped(function(in))
+}
+
+func function(in FunctionInput) (*Objects, error) {
 	out := &Objects{}
 	spec := in.Spec
 	port := DefaultPort

@@ -1,0 +1,56 @@
+package render
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+)
+
+// AnnotationRendered holds a hash of everything else render sets on an
+// object. A live object may hold every field its desired object sets and
+// still carry one an earlier apply set and the spec no longer wants (a label
+// or annotation taken out of workload, a scaling bound unset); only the hash
+// tells the two apart without the object's managed fields, which the
+// provider's caches drop. An apply of the new object, by the field manager
+// that applied the old, then removes what was dropped.
+const AnnotationRendered = v1alpha1.Group + "/rendered"
+
+// renderedHashLen is how many hex digits of the hash AnnotationRendered
+// holds: 64 bits, so two renders of one object never collide in practice.
+const renderedHashLen = 16
+
+const errStamp = "cannot hash a rendered object"
+
+// stamped sets AnnotationRendered on every object render returns.
+func stamped(out *Objects, err error) (*Objects, error) {
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range out.All() {
+		if err := stamp(o); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func stamp(o client.Object) error {
+	b, err := json.Marshal(o)
+	if err != nil {
+		return errors.Wrap(err, errStamp)
+	}
+	h := sha256.Sum256(b)
+	a := maps.Clone(o.GetAnnotations())
+	if a == nil {
+		a = map[string]string{}
+	}
+	a[AnnotationRendered] = hex.EncodeToString(h[:])[:renderedHashLen]
+	o.SetAnnotations(a)
+	return nil
+}
