@@ -141,8 +141,15 @@ type LocalObjectReference struct {
 type DNSSubdomain string
 
 // WorkloadMetadata are labels and annotations added to the workload's
-// Knative Service and its pods.
+// Knative Service and its pods, and where its URL answers.
 type WorkloadMetadata struct {
+	// Visibility is where the workload's URL answers: public, through the
+	// cluster's ingress (the default), or cluster-local, only inside the
+	// cluster at <name>.<namespace>.svc.cluster.local, off the ingress.
+	// +kubebuilder:validation:Enum=public;cluster-local
+	// +optional
+	Visibility *Visibility `json:"visibility,omitempty"`
+
 	// Labels added to the workload. Keys under knative.dev, serving.knative.dev
 	// and lambda.m.crossplane.io are reserved.
 	// +kubebuilder:validation:MaxProperties=64
@@ -158,3 +165,15 @@ type WorkloadMetadata struct {
 	// +optional
 	Annotations map[string]string `json:"annotations,omitempty"`
 }
+
+// A Visibility is where a workload's URL answers.
+type Visibility string
+
+// Visibilities.
+const (
+	// VisibilityPublic answers through the cluster's ingress.
+	VisibilityPublic Visibility = "public"
+	// VisibilityClusterLocal answers only inside the cluster, as Knative's
+	// cluster-local visibility label does.
+	VisibilityClusterLocal Visibility = "cluster-local"
+)

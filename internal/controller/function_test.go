@@ -224,6 +224,25 @@ func TestFunctionLifecycle(t *testing.T) {
 		t.Errorf("a scaling change made %d Jobs in all; want the 1 build from before", n)
 	}
 
+	// Visibility is a label of the Service: cluster-local adds Knative's,
+	// public takes it away again, and neither builds (the Job count below
+	// says so).
+	for _, v := range []v1alpha1.Visibility{v1alpha1.VisibilityClusterLocal, v1alpha1.VisibilityPublic} {
+		updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+			mg.Spec.ForProvider.Workload = &v1alpha1.WorkloadMetadata{Visibility: &v}
+		})
+		want := map[v1alpha1.Visibility]string{v1alpha1.VisibilityClusterLocal: "cluster-local"}[v]
+		wait.Until(ctx, t, "the Service is "+string(v), func() string {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
+				return err.Error()
+			}
+			if got := svc.Labels["networking.knative.dev/visibility"]; got != want {
+				return fmt.Sprintf("visibility label %q", got)
+			}
+			return ""
+		})
+	}
+
 	// Someone edits a field the provider owns: it is put back. A field only
 	// someone else set is left alone.
 	drift := svc.DeepCopy()

@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+	"knative.dev/networking/pkg/apis/networking"
+	"knative.dev/serving/pkg/apis/serving"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -101,13 +103,16 @@ func (w workload) service() *servingv1.Service {
 	if w.scaling != nil {
 		rs.ContainerConcurrency = w.scaling.ContainerConcurrency
 	}
+	template := servingv1.RevisionTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(lbls), Annotations: podAnnotations}, Spec: rs}
+	if w.meta != nil && ptr.Deref(w.meta.Visibility, v1alpha1.VisibilityPublic) == v1alpha1.VisibilityClusterLocal {
+		// Knative reads it from the Service's labels, which its Route
+		// gets; it means nothing on a revision.
+		lbls[networking.VisibilityLabelKey] = serving.VisibilityClusterLocal
+	}
 	return &servingv1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: servingv1.SchemeGroupVersion.String(), Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.namespace, Name: w.name, Labels: lbls, Annotations: annotations},
-		Spec: servingv1.ServiceSpec{ConfigurationSpec: servingv1.ConfigurationSpec{Template: servingv1.RevisionTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: maps.Clone(lbls), Annotations: podAnnotations},
-			Spec:       rs,
-		}}},
+		Spec:       servingv1.ServiceSpec{ConfigurationSpec: servingv1.ConfigurationSpec{Template: template}},
 	}
 }
 

@@ -67,3 +67,38 @@ func TestServiceMetadata(t *testing.T) {
 		})
 	}
 }
+
+func TestVisibility(t *testing.T) {
+	const key = "networking.knative.dev/visibility"
+	cases := map[string]struct {
+		reason      string
+		meta        *v1alpha1.WorkloadMetadata
+		wantService string
+	}{
+		"Default": {
+			reason: "A workload without metadata is public: no visibility label.",
+		},
+		"Public": {
+			reason: "Public is Knative's default, so it needs no label.",
+			meta:   &v1alpha1.WorkloadMetadata{Visibility: ptr.To(v1alpha1.VisibilityPublic)},
+		},
+		"ClusterLocal": {
+			reason:      "A cluster-local workload's Service carries Knative's visibility label, which its Route takes from it.",
+			meta:        &v1alpha1.WorkloadMetadata{Visibility: ptr.To(v1alpha1.VisibilityClusterLocal)},
+			wantService: "cluster-local",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := workload{kind: v1alpha1.LambdaFunctionKind, namespace: "apps", name: "fn", container: "function",
+				image: "registry.example/fn@" + testDigest, port: 8080, meta: tc.meta, readiness: readyPath(8080)}
+			svc := w.service()
+			if got := svc.Labels[key]; got != tc.wantService {
+				t.Errorf("%s\nService label %s: want %q, got %q", tc.reason, key, tc.wantService, got)
+			}
+			if got, ok := svc.Spec.Template.Labels[key]; ok {
+				t.Errorf("%s\nthe revision template has label %s=%q; it means nothing there", tc.reason, key, got)
+			}
+		})
+	}
+}

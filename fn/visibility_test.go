@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// TestVisibilityComposed checks that Direct mode composes a cluster-local
+// workload's Service with Knative's visibility label, and a public one's
+// without it.
+func TestVisibilityComposed(t *testing.T) {
+	const image = "source: {image: {repository: ghcr.io/acme/order-router, tag: v1.4.0}}\n"
+	cases := map[string]struct {
+		reason string
+		spec   string
+		want   string
+	}{
+		"ClusterLocal": {
+			reason: "A cluster-local workload's Service carries the label that keeps it off the ingress.",
+			spec:   image + "workload: {visibility: cluster-local}\n",
+			want:   "cluster-local",
+		},
+		"Public": {
+			reason: "A public workload's Service has no visibility label: public is Knative's default.",
+			spec:   image + "workload: {visibility: public}\n",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			req := &fnv1.RunFunctionRequest{
+				Input:             mustStruct(t, testInput),
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, tc.spec, ""))}},
+				RequiredResources: map[string]*fnv1.Resources{"namespace": {}},
+			}
+			rsp, err := (&Function{log: logging.NewNopLogger(), sources: noSources(t)}).RunFunction(context.Background(), req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			svc, ok := rsp.GetDesired().GetResources()["Service/"+testName]
+			if !ok {
+				t.Fatalf("%s\nRunFunction(...): no Service composed; results: %v", tc.reason, rsp.GetResults())
+			}
+			got, _, _ := unstructured.NestedString(svc.GetResource().AsMap(), "metadata", "labels", "networking.knative.dev/visibility")
+			if got != tc.want {
+				t.Errorf("%s\nRunFunction(...): the Service's visibility label: want %q, got %q", tc.reason, tc.want, got)
+			}
+		})
+	}
+}
