@@ -47,6 +47,13 @@ type AgentImage struct {
 	// +optional
 	Port int32 `json:"port,omitempty"`
 
+	// ReadinessPath is an HTTP path the agent answers 2xx on once it is
+	// ready, such as /healthz. Without it, Knative deems the agent ready
+	// when its port accepts connections, which an agent still loading its
+	// model may already do.
+	// +optional
+	ReadinessPath *HTTPPath `json:"readinessPath,omitempty"`
+
 	// Command overrides the image's entrypoint.
 	// +kubebuilder:validation:MaxItems=32
 	// +optional
@@ -216,6 +223,15 @@ type LambdaAgentParameters struct {
 
 	// AI configures the agent's LLM.
 	AI AI `json:"ai"`
+
+	// TimeoutSeconds is the longest one request to the agent may take,
+	// model calls included. Knative's default applies when unset, and
+	// Knative refuses more than its max-revision-timeout-seconds (600
+	// unless the cluster raised it).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	// +optional
+	TimeoutSeconds *int64 `json:"timeoutSeconds,omitempty"`
 
 	// Eventing subscribes the agent to events and forwards events on.
 	// +optional

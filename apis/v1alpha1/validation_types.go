@@ -40,6 +40,12 @@ type ImageDigest string
 // +kubebuilder:validation:XValidation:rule="self.matches('^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%/-]*)?$')",message="must be an http:// or https:// URL without user, query or fragment"
 type HTTPURL string
 
+// An HTTPPath is the absolute path of an HTTP request, such as /healthz,
+// without query or fragment.
+// +kubebuilder:validation:MaxLength=1024
+// +kubebuilder:validation:XValidation:rule="self.matches('^/[A-Za-z0-9._~%/-]*$')",message="must be an absolute HTTP path such as /healthz: '/' then letters, digits, '.', '_', '~', '%', '-' and '/'"
+type HTTPPath string
+
 // A RelativePath is a path inside a source tree. It never leaves the tree: it
 // is relative and has no '..' segment.
 // +kubebuilder:validation:MaxLength=1024

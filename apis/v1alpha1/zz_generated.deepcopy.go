@@ -132,6 +132,11 @@ func (in *AgentImage) DeepCopyInto(out *AgentImage) {
 		*out = make([]LocalObjectReference, len(*in))
 		copy(*out, *in)
 	}
+	if in.ReadinessPath != nil {
+		in, out := &in.ReadinessPath, &out.ReadinessPath
+		*out = new(HTTPPath)
+		**out = **in
+	}
 	if in.Command != nil {
 		in, out := &in.Command, &out.Command
 		*out = make([]string, len(*in))
@@ -868,6 +873,11 @@ func (in *LambdaAgentParameters) DeepCopyInto(out *LambdaAgentParameters) {
 	*out = *in
 	in.Image.DeepCopyInto(&out.Image)
 	in.AI.DeepCopyInto(&out.AI)
+	if in.TimeoutSeconds != nil {
+		in, out := &in.TimeoutSeconds, &out.TimeoutSeconds
+		*out = new(int64)
+		**out = **in
+	}
 	if in.Eventing != nil {
 		in, out := &in.Eventing, &out.Eventing
 		*out = new(AgentEventing)

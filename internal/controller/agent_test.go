@@ -65,6 +65,8 @@ func TestAgentForwards(t *testing.T) {
 		Subscriptions: []v1alpha1.Subscription{{Name: "tickets", EventType: "com.example.ticket.opened"}},
 		Forwards:      []v1alpha1.Forward{{Name: "escalations", EventTypes: []string{"com.example.ticket.escalated"}, Target: v1alpha1.ForwardTarget{Agent: ptr(v1alpha1.DNSLabel("supervisor"))}}},
 	})
+	support.Spec.ForProvider.Image.ReadinessPath = ptr(v1alpha1.HTTPPath("/healthz"))
+	support.Spec.ForProvider.TimeoutSeconds = ptr(int64(240))
 	for _, a := range []*v1alpha1.LambdaAgent{supervisor, support} {
 		if err := c.Create(ctx, a); err != nil {
 			t.Fatal(err)
@@ -79,6 +81,12 @@ func TestAgentForwards(t *testing.T) {
 	})
 	if svc.Spec.Template.Annotations["autoscaling.knative.dev/min-scale"] != "1" {
 		t.Errorf("an agent is not kept warm: min-scale %q", svc.Spec.Template.Annotations["autoscaling.knative.dev/min-scale"])
+	}
+	if p := svc.Spec.Template.Spec.Containers[0].ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz" {
+		t.Errorf("the agent's readiness path is not probed: %+v", p)
+	}
+	if to := svc.Spec.Template.Spec.TimeoutSeconds; to == nil || *to != 240 {
+		t.Errorf("the agent's request timeout: want 240 s, got %v", to)
 	}
 	playact.MarkServiceReady(ctx, t, c, svc)
 	setBrokerAddress(ctx, t, c, ns, "support")

@@ -105,12 +105,16 @@ func agent(in AgentInput) (*Objects, error) {
 			set = append(set, corev1.EnvVar{Name: EnvOTLPEndpoint, Value: string(*o.TracingEndpoint)})
 		}
 	}
+	readiness := openPort(port)
+	if spec.Image.ReadinessPath != nil {
+		readiness = httpPath(string(*spec.Image.ReadinessPath), port)
+	}
 	out.Service = workload{
 		kind: v1alpha1.LambdaAgentKind, namespace: in.Namespace, name: in.Name,
-		container: "agent", image: out.Image, port: port, readiness: openPort(port),
+		container: "agent", image: out.Image, port: port, readiness: readiness,
 		command: spec.Image.Command, args: spec.Image.Args,
 		env:     env(set, spec.Env),
-		scaling: scaling, resources: spec.Resources,
+		scaling: scaling, resources: spec.Resources, timeoutSeconds: spec.TimeoutSeconds,
 		serviceAccountName: spec.ServiceAccountName, pullSecrets: spec.Image.PullSecrets, meta: spec.Workload,
 	}.service()
 	out.Broker, out.BrokerConfig = broker(in.Namespace, eventing.Broker)

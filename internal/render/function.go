@@ -95,7 +95,7 @@ func function(in FunctionInput) (*Objects, error) {
 	}
 	// A built image runs our wrapper, which serves /ready; a prebuilt one
 	// may serve anything.
-	readiness := readyPath(port)
+	readiness := httpPath(PathReady, port)
 	var pullSecrets []v1alpha1.LocalObjectReference
 	if spec.Source.Image != nil {
 		pullSecrets = spec.Source.Image.PullSecrets

@@ -52,9 +52,9 @@ type workload struct {
 	readiness corev1.ProbeHandler
 }
 
-// readyPath probes a wrapper's /ready endpoint.
-func readyPath(port int32) corev1.ProbeHandler {
-	return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: PathReady, Port: intstr.FromInt32(port)}}
+// httpPath probes that a container answers 2xx on a path.
+func httpPath(path string, port int32) corev1.ProbeHandler {
+	return corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromInt32(port)}}
 }
 
 // openPort probes that a container accepts connections: all render can

@@ -47,7 +47,7 @@ func TestServiceMetadata(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			w := workload{kind: v1alpha1.LambdaFunctionKind, namespace: "apps", name: "fn", container: "function",
-				image: "registry.example/fn@" + testDigest, port: 8080, scaling: tc.scaling, meta: tc.meta, readiness: readyPath(8080)}
+				image: "registry.example/fn@" + testDigest, port: 8080, scaling: tc.scaling, meta: tc.meta, readiness: httpPath(PathReady, 8080)}
 			svc := w.service()
 			tmpl := svc.Spec.Template
 			if diff := cmp.Diff(tc.wantService, svc.Annotations); diff != "" {
@@ -91,7 +91,7 @@ func TestVisibility(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			w := workload{kind: v1alpha1.LambdaFunctionKind, namespace: "apps", name: "fn", container: "function",
-				image: "registry.example/fn@" + testDigest, port: 8080, meta: tc.meta, readiness: readyPath(8080)}
+				image: "registry.example/fn@" + testDigest, port: 8080, meta: tc.meta, readiness: httpPath(PathReady, 8080)}
 			svc := w.service()
 			if got := svc.Labels[key]; got != tc.wantService {
 				t.Errorf("%s\nService label %s: want %q, got %q", tc.reason, key, tc.wantService, got)
