@@ -646,7 +646,7 @@ func mustRender(t testing.TB, in render.FunctionInput) *render.Objects {
 // renderError is render's refusal of a Go handler.
 func renderError(t testing.TB, handler string) string {
 	t.Helper()
-	_, err := render.ResolveRuntime(&v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguageGo), Handler: ptr.To(handler)})
+	_, err := render.ResolveRuntime(&v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguageGo), Handler: ptr.To(handler)}, render.BuildEnv{})
 	if err == nil {
 		t.Fatalf("Go handler %s: render accepts it", handler)
 	}

@@ -82,6 +82,31 @@ type BuildDefaults struct {
 	// +optional
 	PushSecretRef *LocalObjectReference `json:"pushSecretRef,omitempty"`
 
+	// BaseImages replace the images builds start from, such as a mirror's
+	// copy of python:3.12-slim pinned by digest, for a cluster that cannot
+	// or may not pull from Docker Hub. A language's entry for the function's
+	// version is used first, then its entry without a version; languages
+	// without one use the public images (python:<version>-slim,
+	// node:<version>-slim, golang:<version> and distroless static).
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(a, self.exists_one(b, b.language == a.language && (has(b.version) ? b.version : '') == (has(a.version) ? a.version : '')))",message="each language and version may have one base image"
+	// +optional
+	BaseImages []BaseImage `json:"baseImages,omitempty"`
+
+	// RegistryMirrors are registries Kaniko pulls base images through, in
+	// order, before the image's own registry (its --registry-mirror).
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=set
+	// +optional
+	RegistryMirrors []ImageRepository `json:"registryMirrors,omitempty"`
+
+	// PullSecretRefs name docker-config Secrets, in the namespace of each
+	// resource, that built images are pulled with: set them when registry
+	// is private. A resource whose Secret is missing is held.
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	PullSecretRefs []LocalObjectReference `json:"pullSecretRefs,omitempty"`
+
 	// InsecureRegistries are registries reached over plain http.
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=255
@@ -89,6 +114,37 @@ type BuildDefaults struct {
 	// +optional
 	InsecureRegistries []string `json:"insecureRegistries,omitempty"`
 }
+
+// A BaseImage is the image builds of one language start from.
+// +kubebuilder:validation:XValidation:rule="!has(self.runImage) || self.language == 'go'",message="runImage is for go, whose binary runs in an image of its own"
+// +kubebuilder:validation:XValidation:rule="!has(self.version) || !self.image.contains('{version}')",message="an image for one version names it: {version} is for an entry without a version"
+type BaseImage struct {
+	// Language whose builds start from the image.
+	Language Language `json:"language"`
+
+	// Version of the language the image is for; unset, every version
+	// without an entry of its own.
+	// +kubebuilder:validation:MaxLength=8
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9]+([.][0-9]+)*$')",message="must be a language version such as 3.12 or 22"
+	// +optional
+	Version *string `json:"version,omitempty"`
+
+	// Image the build starts from, such as
+	// mirror.local/library/python:{version}-slim: {version} is replaced
+	// by the function's language version.
+	Image BaseImageReference `json:"image"`
+
+	// RunImage is, for go, the image the built binary runs in, such as
+	// mirror.local/distroless/static-debian12:nonroot. It needs no shell.
+	// +optional
+	RunImage *BaseImageReference `json:"runImage,omitempty"`
+}
+
+// A BaseImageReference is an OCI image reference with a tag or a digest or
+// both; its tag may hold {version}, the function's language version.
+// +kubebuilder:validation:MaxLength=512
+// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]+([._-][a-z0-9]+)*(:[0-9]{1,5})?(/[a-z0-9]+([._-][a-z0-9]+)*)*(:([A-Za-z0-9_.-]|[{]version[}])+)?(@sha256:[a-f0-9]{64})?$') && (self.contains('@') || self.split('/')[self.split('/').size() - 1].contains(':'))",message="must be an image reference with a tag or digest, such as mirror.local/library/python:{version}-slim or mirror.local/python@sha256:<64 hex digits>"
+type BaseImageReference string
 
 // A BuildNetworkPolicy says whether build pods get a NetworkPolicy.
 // +kubebuilder:validation:Enum=Restricted;Unrestricted

@@ -41,7 +41,7 @@ func TestBuildFailure(t *testing.T) {
 	playact.MarkServiceReady(ctx, t, c, svc)
 
 	// The next build fails with Kaniko's error.
-	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
 		mg.Spec.ForProvider.Source.Inline.Dependencies = "no-such-package==0.0.0\n"
 	})
 	mg := &v1alpha1.LambdaFunction{}
@@ -81,14 +81,14 @@ func TestBuildFailure(t *testing.T) {
 	}
 
 	// Asking for a rebuild builds the same code once more.
-	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
 		mg.SetAnnotations(map[string]string{v1alpha1.AnnotationRebuild: "after-registry-outage"})
 	})
 	rebuild := unfinished(t, waitJobs(ctx, t, c, ns, "flaky", 3))
 	playact.FinishJob(ctx, t, c, &rebuild, 1, kanikoLog)
 
 	// Fixing the code builds once more, and that build deploys.
-	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
 		mg.Spec.ForProvider.Source.Inline.Dependencies = ""
 		mg.Spec.ForProvider.Source.Inline.Code = "def handler(event, context):\n    return 2\n"
 	})

@@ -208,7 +208,7 @@ func TestFunctionLifecycle(t *testing.T) {
 	}
 
 	// A scaling change updates the Service and builds nothing.
-	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
 		mg.Spec.ForProvider.Scaling.MaxReplicas = ptr[int32](9)
 	})
 	wait.Until(ctx, t, "the Service takes the new max-scale", func() string {
@@ -228,7 +228,7 @@ func TestFunctionLifecycle(t *testing.T) {
 	// public takes it away again, and neither builds (the Job count below
 	// says so).
 	for _, v := range []v1alpha1.Visibility{v1alpha1.VisibilityClusterLocal, v1alpha1.VisibilityPublic} {
-		updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+		update(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
 			mg.Spec.ForProvider.Workload = &v1alpha1.WorkloadMetadata{Visibility: &v}
 		})
 		want := map[v1alpha1.Visibility]string{v1alpha1.VisibilityClusterLocal: "cluster-local"}[v]
@@ -271,7 +271,7 @@ func TestFunctionLifecycle(t *testing.T) {
 	// Service still holds every field the new render sets, so only the
 	// render's hash says it is out of date; the apply then removes the field
 	// it no longer sets, and leaves what someone else set.
-	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
 		mg.Spec.ForProvider.Scaling.MaxReplicas = nil
 	})
 	wait.Until(ctx, t, "the Service loses its max-scale", func() string {
@@ -289,7 +289,7 @@ func TestFunctionLifecycle(t *testing.T) {
 
 	// A code change builds exactly once more, and the Service keeps its
 	// image until that build is done.
-	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
 		mg.Spec.ForProvider.Source.Inline.Code = "def handler(event, context):\n    return {'v': 2}\n"
 	})
 	wait.Until(ctx, t, "exactly one new Job", func() string {

@@ -95,7 +95,7 @@ func TestGitSource(t *testing.T) {
 		t.Errorf("two commits made %d builds; want 2", n)
 	}
 
-	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
 		mg.Spec.ForProvider.Source.Git.Ref = "no-such-branch"
 	})
 	wait.Until(ctx, t, "the missing ref is named", func() string {

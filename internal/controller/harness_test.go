@@ -28,7 +28,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 
-	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
@@ -251,17 +250,20 @@ func metricValue(t *testing.T, name string, lbls map[string]string) float64 {
 	return sum
 }
 
-// updateFunction changes a LambdaFunction's spec as a user would: read,
-// change, write, and again if the provider wrote its status in between.
-func updateFunction(ctx context.Context, t *testing.T, c client.Client, key client.ObjectKey, change func(*v1alpha1.LambdaFunction)) {
+// update changes an object as a user would: read, change, write, and again
+// if the provider wrote its status in between.
+func update[T any, O interface {
+	*T
+	client.Object
+}](ctx context.Context, t *testing.T, c client.Client, key client.ObjectKey, change func(O)) {
 	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		mg := &v1alpha1.LambdaFunction{}
-		if err := c.Get(ctx, key, mg); err != nil {
+		o := O(new(T))
+		if err := c.Get(ctx, key, o); err != nil {
 			return err
 		}
-		change(mg)
-		return c.Update(ctx, mg)
+		change(o)
+		return c.Update(ctx, o)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -101,7 +101,7 @@ func TestRevisionFailures(t *testing.T) {
 	svc := &servingv1.Service{}
 	for _, r := range rollouts {
 		if r.tag != "v1" {
-			updateFunction(ctx, t, c, key, func(mg *v1alpha1.LambdaFunction) { mg.Spec.ForProvider.Source.Image.Tag = ptr(r.tag) })
+			update(ctx, t, c, key, func(mg *v1alpha1.LambdaFunction) { mg.Spec.ForProvider.Source.Image.Tag = ptr(r.tag) })
 		}
 		wait.Until(ctx, t, "the Service runs "+string(r.tag), func() string {
 			if err := c.Get(ctx, key, svc); err != nil {

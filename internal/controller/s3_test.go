@@ -130,7 +130,7 @@ func TestS3Source(t *testing.T) {
 		t.Errorf("one changed object made %d builds in all; want 2", n)
 	}
 
-	updateFunction(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
 		mg.Spec.ForProvider.Source.S3.Prefix = nil
 		mg.Spec.ForProvider.Source.S3.Key = ptr(v1alpha1.RelativePath("missing.tar.gz"))
 	})

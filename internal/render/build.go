@@ -294,6 +294,9 @@ func (b build) kaniko() corev1.Container {
 	for _, r := range b.defaults.InsecureRegistries {
 		args = append(args, "--insecure-registry="+r)
 	}
+	for _, m := range b.defaults.RegistryMirrors {
+		args = append(args, "--registry-mirror="+m)
+	}
 	if s := b.spec.Build; s != nil {
 		for _, k := range slices.Sorted(maps.Keys(s.BuildArgs)) {
 			args = append(args, fmt.Sprintf("--build-arg=%s=%s", k, s.BuildArgs[k]))

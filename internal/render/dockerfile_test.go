@@ -8,6 +8,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
+	"k8s.io/utils/ptr"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )
 
 // copySources parses a Dockerfile with BuildKit's parser and returns the
@@ -82,5 +85,44 @@ func TestDockerfileMatchesContext(t *testing.T) {
 	}
 	if built == 0 {
 		t.Fatal("no golden case builds")
+	}
+}
+
+// TestBuildArgsReachRun checks, with BuildKit's parser, that every build
+// argument is declared in each stage before the steps it runs: Docker hands
+// --build-arg only to the RUN steps of stages that declare it.
+func TestBuildArgsReachRun(t *testing.T) {
+	args := []string{"GOPROXY", "PIP_INDEX_URL"}
+	for _, lang := range []v1alpha1.Language{v1alpha1.LanguagePython, v1alpha1.LanguageNodeJS, v1alpha1.LanguageGo} {
+		t.Run(string(lang), func(t *testing.T) {
+			rt, err := ResolveRuntime(&v1alpha1.Runtime{Language: ptr.To(lang)}, BuildEnv{Args: args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := parser.Parse(strings.NewReader(rt.Dockerfile))
+			if err != nil {
+				t.Fatalf("BuildKit cannot parse the Dockerfile: %v\n%s", err, rt.Dockerfile)
+			}
+			runs := 0
+			var declared map[string]bool
+			for _, n := range res.AST.Children {
+				switch strings.ToLower(n.Value) {
+				case "from":
+					declared = map[string]bool{}
+				case "arg":
+					declared[n.Next.Value] = true
+				case "run":
+					runs++
+					for _, a := range args {
+						if !declared[a] {
+							t.Errorf("line %d runs %q without build argument %s declared in its stage:\n%s", n.StartLine, n.Original, a, rt.Dockerfile)
+						}
+					}
+				}
+			}
+			if runs == 0 {
+				t.Fatalf("the %s Dockerfile runs nothing, so this test checks nothing:\n%s", lang, rt.Dockerfile)
+			}
+		})
 	}
 }

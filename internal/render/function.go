@@ -36,7 +36,7 @@ func function(in FunctionInput) (*Objects, error) {
 	if img := spec.Source.Image; img != nil {
 		out.Image = imageRef(img.Repository, img.Tag, img.Digest)
 	} else {
-		rt, err := ResolveRuntime(spec.Runtime)
+		rt, err := ResolveRuntime(spec.Runtime, in.Defaults.buildEnv(spec.Build))
 		if err != nil {
 			return nil, err
 		}
@@ -96,7 +96,7 @@ func function(in FunctionInput) (*Objects, error) {
 	// A built image runs our wrapper, which serves /ready; a prebuilt one
 	// may serve anything.
 	readiness := httpPath(PathReady, port)
-	var pullSecrets []v1alpha1.LocalObjectReference
+	pullSecrets := in.Defaults.PullSecrets
 	if spec.Source.Image != nil {
 		pullSecrets = spec.Source.Image.PullSecrets
 		readiness = openPort(port)

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"maps"
+	"slices"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -48,8 +50,26 @@ type Defaults struct {
 	// InsecureRegistries are reached over plain http.
 	InsecureRegistries []string
 
+	// BaseImages replace the languages' public base images.
+	BaseImages []v1alpha1.BaseImage
+
+	// RegistryMirrors Kaniko pulls base images through.
+	RegistryMirrors []string
+
+	// PullSecrets are docker-config Secrets built images are pulled with.
+	PullSecrets []v1alpha1.LocalObjectReference
+
 	// DeadLetterSink of the Triggers whose delivery names none.
 	DeadLetterSink *v1alpha1.Sink
+}
+
+// buildEnv is the build environment of a spec's build under these defaults.
+func (d Defaults) buildEnv(b *v1alpha1.Build) BuildEnv {
+	e := BuildEnv{BaseImages: d.BaseImages}
+	if b != nil {
+		e.Args = slices.Sorted(maps.Keys(b.BuildArgs))
+	}
+	return e
 }
 
 // WithEventing are the defaults with a provider config's or Input's
@@ -81,7 +101,10 @@ func BuildDefaults(b *v1alpha1.BuildDefaults) Defaults {
 	if b == nil {
 		return Defaults{}
 	}
-	d := Defaults{InsecureRegistries: b.InsecureRegistries, AllowedExecutorImages: b.AllowedExecutorImages}
+	d := Defaults{
+		InsecureRegistries: b.InsecureRegistries, AllowedExecutorImages: b.AllowedExecutorImages,
+		BaseImages: b.BaseImages, RegistryMirrors: strs(b.RegistryMirrors), PullSecrets: b.PullSecretRefs,
+	}
 	if b.Registry != nil {
 		d.Registry = string(*b.Registry)
 	}

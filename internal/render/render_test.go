@@ -32,6 +32,14 @@ var testDefaults = Defaults{
 	AllowedExecutorImages: []string{"registry.local:5000/kaniko/executor:v1.25.0", "registry.local/kaniko:v2"},
 	MaxTimeout:            2 * time.Hour,
 	Network:               Network{AllowNamespaces: []string{"registry"}},
+	// A private registry: Go's images from its mirror, Kaniko pulling
+	// the others through it, and images pulled with a Secret.
+	BaseImages: []v1alpha1.BaseImage{{
+		Language: v1alpha1.LanguageGo, Image: "registry.local:5000/mirror/golang:{version}",
+		RunImage: ptr.To[v1alpha1.BaseImageReference]("registry.local:5000/mirror/distroless-static:nonroot"),
+	}},
+	RegistryMirrors: []string{"registry.local:5000/dockerhub"},
+	PullSecrets:     []v1alpha1.LocalObjectReference{{Name: "registry-pull"}},
 }
 
 // testObserved are the cluster facts of every golden case: a resolved git

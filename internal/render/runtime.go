@@ -100,9 +100,48 @@ type Runtime struct {
 	CodeFile string
 }
 
+// A BuildEnv is what the platform and the spec's build add to a runtime's
+// Dockerfile.
+type BuildEnv struct {
+	// BaseImages replace the languages' public base images.
+	BaseImages []v1alpha1.BaseImage
+
+	// Args are the names of the build arguments, which the Dockerfile
+	// declares so that the steps installing dependencies see them.
+	Args []string
+}
+
+// baseImages are the images a language's builds of a version start from:
+// the platform's entry for that version, else its entry for any version,
+// else the public images.
+func (e BuildEnv) baseImages(l v1alpha1.Language, lang language, version string) (base, run string) {
+	base, run = strings.Replace(lang.baseImage, "%s", version, 1), lang.runImage
+	var chosen *v1alpha1.BaseImage
+	for i, b := range e.BaseImages {
+		switch {
+		case b.Language != l:
+		case b.Version != nil && *b.Version == version:
+			chosen = &e.BaseImages[i]
+		case b.Version == nil && chosen == nil:
+			chosen = &e.BaseImages[i]
+		}
+	}
+	if chosen == nil {
+		return base, run
+	}
+	base = strings.ReplaceAll(string(chosen.Image), versionPlaceholder, version)
+	if chosen.RunImage != nil {
+		run = string(*chosen.RunImage)
+	}
+	return base, run
+}
+
+// versionPlaceholder in a platform's base image is the language version.
+const versionPlaceholder = "{version}"
+
 // ResolveRuntime applies defaults to a spec's runtime and renders the files
-// of its build.
-func ResolveRuntime(rt *v1alpha1.Runtime) (Runtime, error) {
+// of its build in the platform's build environment.
+func ResolveRuntime(rt *v1alpha1.Runtime, env BuildEnv) (Runtime, error) {
 	if rt == nil || rt.Language == nil {
 		return Runtime{}, errors.New(errNoLanguage)
 	}
@@ -130,13 +169,15 @@ func ResolveRuntime(rt *v1alpha1.Runtime) (Runtime, error) {
 	}
 	r.CodeFile = lang.codeFile(r.Handler)
 
+	base, run := env.baseImages(r.Language, lang, r.Version)
 	vars := map[string]any{
 		"Version":     r.Version,
 		"Handler":     r.Handler,
 		"HandlerFunc": r.Handler,
 		"Port":        r.Port,
-		"BaseImage":   strings.Replace(lang.baseImage, "%s", r.Version, 1),
-		"RunImage":    lang.runImage,
+		"BaseImage":   base,
+		"RunImage":    run,
+		"BuildArgs":   env.Args,
 	}
 	dir := path.Join("runtimes", string(r.Language))
 	var err error

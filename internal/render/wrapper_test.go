@@ -98,7 +98,7 @@ func buildContext(t *testing.T, lang v1alpha1.Language, dependencies string) (st
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := ResolveRuntime(spec.Runtime)
+	rt, err := ResolveRuntime(spec.Runtime, BuildEnv{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,112 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+)
+
+// TestPrivateRegistry checks a provider config for a cluster that reaches
+// only its own registry: the build fetches with the platform's git image,
+// starts from its mirrored base image and pulls the rest through its mirror,
+// and the built image is served with the platform's pull Secret, held until
+// that Secret exists.
+func TestPrivateRegistry(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	g := startGitServer(t)
+	_, c, ns := newScene(ctx, t, "private", func(d *dependencies) { d.Sources.Git = g.resolver() })
+	const (
+		gitImage = "registry.private/mirror/git:v2.49.1"
+		mirror   = "registry.private/dockerhub"
+	)
+	update(ctx, t, c, client.ObjectKey{Namespace: ns, Name: "default"}, func(pc *v1alpha1.ProviderConfig) {
+		b := pc.Spec.Build
+		b.GitFetcherImage = ptr(gitImage)
+		b.BaseImages = []v1alpha1.BaseImage{{Language: v1alpha1.LanguagePython, Image: "registry.private/mirror/python:{version}-slim"}}
+		b.RegistryMirrors = []v1alpha1.ImageRepository{mirror}
+		b.PullSecretRefs = []v1alpha1.LocalObjectReference{{Name: "registry-pull"}}
+	})
+
+	fn := newFunction(ns, "private", "")
+	fn.Spec.ForProvider.Source = v1alpha1.FunctionSource{Git: &v1alpha1.GitSource{URL: "https://git.lambda.test/functions.git", Ref: "main"}}
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	job := waitJobs(ctx, t, c, ns, "private", 1)[0]
+	pod := job.Spec.Template.Spec
+	var fetchers []string
+	for _, ic := range pod.InitContainers {
+		fetchers = append(fetchers, ic.Image)
+	}
+	if diff := cmp.Diff([]string{gitImage}, fetchers); diff != "" {
+		t.Errorf("the build fetches with the platform's git image: -want, +got:\n%s", diff)
+	}
+	if !slices.Contains(pod.Containers[0].Args, "--registry-mirror="+mirror) {
+		t.Errorf("Kaniko does not pull through the mirror: %q", pod.Containers[0].Args)
+	}
+	var buildContext string
+	for _, v := range pod.Volumes {
+		if v.ConfigMap != nil {
+			buildContext = v.ConfigMap.Name
+		}
+	}
+	cm := &corev1.ConfigMap{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: buildContext}, cm); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cm.Data["Dockerfile"], "\nFROM registry.private/mirror/python:3.12-slim\n") {
+		t.Errorf("the build does not start from the platform's base image:\n%s", cm.Data["Dockerfile"])
+	}
+
+	playact.FinishJob(ctx, t, c, &job, 0, digestA)
+	mg := &v1alpha1.LambdaFunction{}
+	wait.Until(ctx, t, "the built image waits for its pull Secret", func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
+			return err.Error()
+		}
+		r := mg.GetCondition(xpv2.TypeReady)
+		if r.Reason != v1alpha1.ReasonSecretMissing || !strings.Contains(r.Message, "Secret registry-pull (image pull secret) does not exist") {
+			return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
+		}
+		return ""
+	})
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "private"}, &servingv1.Service{}); err == nil {
+		t.Error("a Service exists whose pods could not pull their image")
+	}
+
+	pull := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "registry-pull"},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{}}`)},
+	}
+	if err := c.Create(ctx, pull); err != nil {
+		t.Fatal(err)
+	}
+	svc := &servingv1.Service{}
+	wait.Until(ctx, t, "the Service pulls the built image with the Secret", func() string {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "private"}, svc); err != nil {
+			return err.Error()
+		}
+		spec := svc.Spec.Template.Spec
+		if len(spec.ImagePullSecrets) != 1 || spec.ImagePullSecrets[0].Name != "registry-pull" || !strings.HasSuffix(spec.Containers[0].Image, "@"+digestA) {
+			return fmt.Sprintf("image %s, pull secrets %v", spec.Containers[0].Image, spec.ImagePullSecrets)
+		}
+		return ""
+	})
+}
