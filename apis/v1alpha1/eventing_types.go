@@ -185,4 +185,13 @@ type FunctionEventing struct {
 	// Delivery is the default delivery spec of every trigger.
 	// +optional
 	Delivery *Delivery `json:"delivery,omitempty"`
+
+	// Schedules invoke the function at the times of cron schedules. Their
+	// events, of type dev.knative.sources.ping, go straight to the
+	// function, not through the Broker.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Schedules []Schedule `json:"schedules,omitempty"`
 }

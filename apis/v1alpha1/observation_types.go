@@ -82,4 +82,8 @@ type EventingObservation struct {
 	// Triggers of the workload.
 	// +optional
 	Triggers []string `json:"triggers,omitempty"`
+
+	// Schedules are the PingSources that invoke the workload.
+	// +optional
+	Schedules []string `json:"schedules,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -43,8 +44,8 @@ func ManagerCacheOptions() cache.Options {
 }
 
 // TargetCacheOptions narrow a target cluster's cache. Build Jobs, their pods,
-// ConfigMaps and NetworkPolicies are cached only when this provider made
-// them, not every one in the cluster. No object keeps its managed fields: observe
+// ConfigMaps, NetworkPolicies and PingSources are cached only when this
+// provider made them, not every one in the cluster. No object keeps its managed fields: observe
 // compares the fields render sets, and server-side apply needs none sent.
 func TargetCacheOptions() cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedBy})
@@ -54,6 +55,7 @@ func TargetCacheOptions() cache.Options {
 			&corev1.Pod{}:                 {Label: ours},
 			&corev1.ConfigMap{}:           {Label: ours},
 			&networkingv1.NetworkPolicy{}: {Label: ours},
+			&sourcesv1.PingSource{}:       {Label: ours},
 		},
 		DefaultTransform: cache.TransformStripManagedFields(),
 	}

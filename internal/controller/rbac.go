@@ -22,6 +22,7 @@ package controller
 // +kubebuilder:rbac:groups=serving.knative.dev,resources=services,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=serving.knative.dev,resources=revisions,verbs=get
 // +kubebuilder:rbac:groups=eventing.knative.dev,resources=brokers;triggers,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=sources.knative.dev,resources=pingsources,verbs=get;list;watch;create;update;patch;delete
 // A RabbitMQ Broker's RabbitmqBrokerConfig is read by name, never listed:
 // clusters without eventing-rabbitmq have none.
 // +kubebuilder:rbac:groups=eventing.knative.dev,resources=rabbitmqbrokerconfigs,verbs=get;create;update;patch;delete

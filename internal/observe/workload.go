@@ -99,15 +99,15 @@ type EventingState struct {
 // is not Ready yet.
 const MsgWaitEventing = "waiting for Knative Eventing: "
 
-// A knativeObject is a Broker or Trigger, whose status is Knative's duck
+// A knativeObject is a Broker, Trigger or PingSource, whose status is Knative's duck
 // type.
 type knativeObject interface {
 	client.Object
 	GetStatus() *duckv1.Status
 }
 
-// EventingReadiness reads the Ready condition of the Broker a workload creates and
-// of each of its Triggers, as live finds them, and names the first that is
+// EventingReadiness reads the Ready condition of the Broker a workload creates,
+// of each of its Triggers and PingSources, as live finds them, and names the first that is
 // not Ready. A Trigger's Ready condition carries the reason of the one that
 // fails it: BrokerReady, SubscriberResolved or DeadLetterSinkResolved.
 func EventingReadiness(desired []client.Object, live func(client.Object) client.Object) EventingState {
@@ -125,6 +125,8 @@ func EventingReadiness(desired []client.Object, live func(client.Object) client.
 		switch {
 		case c == nil:
 			return EventingState{Message: what + " has no Ready condition yet"}
+		case c.IsFalse() && sinkPending(d, c):
+			return EventingState{Message: what + ": " + said(c) + msgSinkPending}
 		case c.IsFalse():
 			return EventingState{Failed: true, Message: what + ": " + said(c)}
 		case !c.IsTrue():
@@ -132,6 +134,17 @@ func EventingReadiness(desired []client.Object, live func(client.Object) client.
 		}
 	}
 	return EventingState{Ready: true}
+}
+
+// msgSinkPending says why a PingSource that found no sink is waited for.
+const msgSinkPending = " (its sink is the workload's own Service, which Knative's PingSource reconciler resolves again once the Service has an address)"
+
+// sinkPending is true for a PingSource whose sink was not found. Its sink
+// is always the workload's own Service, which is Ready by the time eventing
+// is judged, so this is the PingSource's status from before the Service had
+// an address, not a failure.
+func sinkPending(d client.Object, c *apis.Condition) bool {
+	return d.GetObjectKind().GroupVersionKind().Kind == "PingSource" && c.Reason == "NotFound"
 }
 
 // said is a Knative condition's reason and message.
@@ -150,9 +163,9 @@ func BrokerAddress(b *eventingv1.Broker) string {
 	return b.Status.Address.URL.String()
 }
 
-// Eventing names a workload's Broker and Triggers.
+// Eventing names a workload's Broker, Triggers and PingSources.
 func Eventing(objs *render.Objects) *v1alpha1.EventingObservation {
-	if objs.Broker == nil && len(objs.Triggers) == 0 {
+	if objs.Broker == nil && len(objs.Triggers) == 0 && len(objs.Schedules) == 0 {
 		return nil
 	}
 	e := &v1alpha1.EventingObservation{}
@@ -162,6 +175,9 @@ func Eventing(objs *render.Objects) *v1alpha1.EventingObservation {
 	for _, t := range objs.Triggers {
 		e.Broker = t.Spec.Broker
 		e.Triggers = append(e.Triggers, t.Name)
+	}
+	for _, p := range objs.Schedules {
+		e.Schedules = append(e.Schedules, p.Name)
 	}
 	return e
 }

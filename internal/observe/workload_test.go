@@ -4,9 +4,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
@@ -199,6 +201,56 @@ func TestEventingReadiness(t *testing.T) {
 				}
 				return nil
 			})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nEventingReadiness(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestPingSourceReadiness(t *testing.T) {
+	ping := &sourcesv1.PingSource{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "sources.knative.dev/v1", Kind: "PingSource"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "reports-nightly-3133ae5a", Generation: 1},
+	}
+	addressed := &servingv1.Service{}
+	addressed.Status.Address = &duckv1.Addressable{URL: apis.HTTP("reports.apps.svc.cluster.local")}
+	settled := func(sink *servingv1.Service, change func(*sourcesv1.PingSourceStatus)) client.Object {
+		p := ping.DeepCopy()
+		playact.SettlePingSource(p, sink)
+		if change != nil {
+			change(&p.Status)
+		}
+		return p
+	}
+	cases := map[string]struct {
+		reason string
+		live   client.Object
+		want   observe.EventingState
+	}{
+		"Ready": {
+			reason: "A PingSource whose sink resolved to the Service's address is Ready.",
+			live:   settled(addressed, nil),
+			want:   observe.EventingState{Ready: true},
+		},
+		"SinkNotFound": {
+			reason: "A PingSource that found no address for the workload's own Service is waited for: Knative resolves it again once the Service has one.",
+			live:   settled(nil, nil),
+			want:   observe.EventingState{Message: "PingSource reports-nightly-3133ae5a: NotFound (its sink is the workload's own Service, which Knative's PingSource reconciler resolves again once the Service has an address)"},
+		},
+		"AdapterUnavailable": {
+			reason: "A PingSource whose adapter Deployment Knative reports unavailable fails, in Knative's words.",
+			live: settled(addressed, func(s *sourcesv1.PingSourceStatus) {
+				s.PropagateDeploymentAvailability(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "pingsource-mt-adapter"}, Status: appsv1.DeploymentStatus{Conditions: []appsv1.DeploymentCondition{
+					{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "MinimumReplicasUnavailable", Message: "Deployment does not have minimum availability."},
+				}}})
+			}),
+			want: observe.EventingState{Failed: true, Message: "PingSource reports-nightly-3133ae5a: MinimumReplicasUnavailable: Deployment does not have minimum availability."},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := observe.EventingReadiness([]client.Object{ping}, func(client.Object) client.Object { return tc.live })
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nEventingReadiness(...): -want, +got:\n%s", tc.reason, diff)
 			}

@@ -32,6 +32,16 @@ func function(in FunctionInput) (*Objects, error) {
 	}
 	source := FunctionSource(in.Namespace, in.Name)
 	set := []corev1.EnvVar{{Name: EnvSource, Value: source}}
+	var scheduled []v1alpha1.Schedule
+	if spec.Eventing != nil {
+		scheduled = spec.Eventing.Schedules
+	}
+	// Checked before anything is built: a schedule Knative refuses would
+	// leave a built function that never runs when it should.
+	pings, err := schedules(in.Namespace, in.Name, scheduled)
+	if err != nil {
+		return nil, err
+	}
 
 	if img := spec.Source.Image; img != nil {
 		out.Image = imageRef(img.Repository, img.Tag, img.Digest)
@@ -90,7 +100,8 @@ func function(in FunctionInput) (*Objects, error) {
 	}
 	out.Broker, out.BrokerConfig = broker(in.Namespace, eventing.Broker)
 	if out.BuildJob != nil {
-		// Nothing to serve yet; the Triggers follow the Service.
+		// Nothing to serve yet; the Triggers and schedules follow the
+		// Service.
 		return out, nil
 	}
 	// A built image runs our wrapper, which serves /ready; a prebuilt one
@@ -112,6 +123,7 @@ func function(in FunctionInput) (*Objects, error) {
 		s := subscription{name: string(t.Name), key: "trigger/" + string(t.Name), filters: t.Filters, notFrom: source, delivery: t.Delivery, parallelism: t.Parallelism}
 		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, BrokerName(eventing.Broker), s, eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
 	}
+	out.Schedules = pings
 	return out, nil
 }
 

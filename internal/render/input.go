@@ -10,6 +10,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -217,6 +218,8 @@ type Objects struct {
 	// here that names a RabbitmqCluster; nil otherwise.
 	BrokerConfig *unstructured.Unstructured
 	Triggers     []*eventingv1.Trigger
+	// Schedules are the PingSources that invoke a function.
+	Schedules []*sourcesv1.PingSource
 }
 
 // Build returns the build's objects in the order they are applied: its
@@ -259,6 +262,9 @@ func (o *Objects) Eventing() []client.Object {
 	for _, t := range o.Triggers {
 		all = append(all, t)
 	}
+	for _, s := range o.Schedules {
+		all = append(all, s)
+	}
 	return all
 }
 
@@ -270,6 +276,9 @@ func (o *Objects) All() []client.Object {
 	}
 	for _, t := range o.Triggers {
 		all = append(all, t)
+	}
+	for _, s := range o.Schedules {
+		all = append(all, s)
 	}
 	return all
 }

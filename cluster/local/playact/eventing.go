@@ -67,7 +67,9 @@ func FailTrigger(ctx context.Context, t T, c client.Client, trigger *eventingv1.
 
 // An Eventing plays Knative Eventing's controllers in a namespace while a
 // test runs: every Broker and Trigger it has not reported on for its
-// generation, or not Ready, becomes Ready, as MarkEventingReady writes it. A test that
+// generation, or not Ready, becomes Ready, as MarkEventingReady writes it,
+// and every such PingSource settles against its Service, as
+// SettlePingSourceIn writes it. A test that
 // plays a failure, or a Broker that must wait for its address, leaves the
 // object to itself first.
 type Eventing struct {
@@ -102,6 +104,13 @@ func (e *Eventing) Run(ctx context.Context, c client.Client, namespace string, i
 			for _, o := range objs {
 				if !e.leaves(o.GetName()) {
 					_ = Try(func(t T) { MarkEventingReady(ctx, t, c, o) })
+				}
+			}
+		}
+		if pings, err := unreportedPings(ctx, c, namespace); err == nil {
+			for _, ps := range pings {
+				if !e.leaves(ps.GetName()) {
+					_ = Try(func(t T) { SettlePingSourceIn(ctx, t, c, ps) })
 				}
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -58,6 +59,7 @@ var ownedKinds = []struct {
 }{
 	{kind: "Service", list: func() client.ObjectList { return &servingv1.ServiceList{} }},
 	{kind: "Trigger", list: func() client.ObjectList { return &eventingv1.TriggerList{} }},
+	{kind: "PingSource", list: func() client.ObjectList { return &sourcesv1.PingSourceList{} }},
 	{kind: "Job", list: func() client.ObjectList { return &batchv1.JobList{} }, build: true},
 	{kind: "ConfigMap", list: func() client.ObjectList { return &corev1.ConfigMapList{} }, build: true},
 	{kind: "NetworkPolicy", list: func() client.ObjectList { return &networkingv1.NetworkPolicyList{} }, build: true},

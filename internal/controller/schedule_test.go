@@ -1,0 +1,104 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+// TestSchedules checks a function's schedules against a real API server,
+// with Knative's PingSource reconciler played: one PingSource each, sending
+// to the function's Service, Ready only once its sink resolved; a schedule
+// Knative would refuse is refused without touching the running one; a
+// removed schedule's PingSource goes.
+func TestSchedules(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, c, ns := newScene(ctx, t, "schedules", keep)
+	fn := newImageFunction(ns, "reports")
+	fn.Spec.ForProvider.Eventing = &v1alpha1.FunctionEventing{Schedules: []v1alpha1.Schedule{{
+		Name: "nightly", Schedule: "30 2 * * *", TimeZone: ptr("Europe/Berlin"),
+		Data: &runtime.RawExtension{Raw: []byte(`{"report":"orders"}`)},
+	}}}
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	name := render.ScheduleName("reports", "nightly")
+	ping := &sourcesv1.PingSource{}
+	wait.Until(ctx, t, "the schedule's PingSource sends to the function's Service", func() string {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ping); err != nil {
+			return err.Error()
+		}
+		s := ping.Spec
+		if s.Sink.Ref == nil || s.Sink.Ref.Kind != "Service" || s.Sink.Ref.Name != "reports" || s.Schedule != "30 2 * * *" || s.Timezone != "Europe/Berlin" || s.Data != `{"report":"orders"}` {
+			return fmt.Sprintf("spec %+v", s)
+		}
+		return ""
+	})
+
+	svc := &servingv1.Service{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "reports"}, svc); err != nil {
+		t.Fatal(err)
+	}
+	playact.MarkServiceReady(ctx, t, c, svc)
+	mg := &v1alpha1.LambdaFunction{}
+	ready := func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
+			return err.Error()
+		}
+		if r := mg.GetCondition(xpv2.TypeReady); r.Status != "True" {
+			return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
+		}
+		return ""
+	}
+	wait.Until(ctx, t, "the function is Ready once its PingSource found the Service", ready)
+	if got := mg.Status.AtProvider.Eventing; got == nil || len(got.Schedules) != 1 || got.Schedules[0] != name {
+		t.Errorf("status.atProvider.eventing names the schedules %+v; want [%s]", got, name)
+	}
+
+	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+		mg.Spec.ForProvider.Eventing.Schedules[0].Schedule = "0 22-6 * * *"
+	})
+	wait.Until(ctx, t, "a schedule Knative refuses is named", func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
+			return err.Error()
+		}
+		r := mg.GetCondition(xpv2.TypeReady)
+		if r.Reason != v1alpha1.ReasonInvalid || !strings.Contains(r.Message, "beginning of range (22) beyond end of range (6)") {
+			return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
+		}
+		return ""
+	})
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ping); err != nil || ping.Spec.Schedule != "30 2 * * *" {
+		t.Errorf("the refused schedule changed the running PingSource: %v, schedule %q", err, ping.Spec.Schedule)
+	}
+
+	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
+		mg.Spec.ForProvider.Eventing.Schedules = nil
+	})
+	wait.Until(ctx, t, "the removed schedule's PingSource is gone", func() string {
+		l := &sourcesv1.PingSourceList{}
+		if err := c.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return err.Error()
+		}
+		if len(l.Items) != 0 {
+			return fmt.Sprintf("%d PingSources", len(l.Items))
+		}
+		return ""
+	})
+	wait.Until(ctx, t, "the function is Ready without schedules", ready)
+}
