@@ -75,17 +75,8 @@ func TestPrivateRegistry(t *testing.T) {
 	}
 
 	playact.FinishJob(ctx, t, c, &job, 0, digestA)
-	mg := &v1alpha1.LambdaFunction{}
-	wait.Until(ctx, t, "the built image waits for its pull Secret", func() string {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
-			return err.Error()
-		}
-		r := mg.GetCondition(xpv2.TypeReady)
-		if r.Reason != v1alpha1.ReasonSecretMissing || !strings.Contains(r.Message, "Secret registry-pull (image pull secret) does not exist") {
-			return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
-		}
-		return ""
-	})
+	// The built image waits for its pull Secret.
+	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonSecretMissing, "Secret registry-pull (image pull secret) does not exist")
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "private"}, &servingv1.Service{}); err == nil {
 		t.Error("a Service exists whose pods could not pull their image")
 	}

@@ -3,10 +3,10 @@ package controller_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
@@ -55,17 +55,12 @@ func TestSchedules(t *testing.T) {
 		t.Fatal(err)
 	}
 	playact.MarkServiceReady(ctx, t, c, svc)
+	// The function is Ready once its PingSource found the Service.
+	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
 	mg := &v1alpha1.LambdaFunction{}
-	ready := func() string {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
-			return err.Error()
-		}
-		if r := mg.GetCondition(xpv2.TypeReady); r.Status != "True" {
-			return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
-		}
-		return ""
+	if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
+		t.Fatal(err)
 	}
-	wait.Until(ctx, t, "the function is Ready once its PingSource found the Service", ready)
 	if got := mg.Status.AtProvider.Eventing; got == nil || len(got.Schedules) != 1 || got.Schedules[0] != name {
 		t.Errorf("status.atProvider.eventing names the schedules %+v; want [%s]", got, name)
 	}
@@ -73,16 +68,8 @@ func TestSchedules(t *testing.T) {
 	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
 		mg.Spec.ForProvider.Eventing.Schedules[0].Schedule = "0 22-6 * * *"
 	})
-	wait.Until(ctx, t, "a schedule Knative refuses is named", func() string {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
-			return err.Error()
-		}
-		r := mg.GetCondition(xpv2.TypeReady)
-		if r.Reason != v1alpha1.ReasonInvalid || !strings.Contains(r.Message, "beginning of range (22) beyond end of range (6)") {
-			return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
-		}
-		return ""
-	})
+	// A schedule Knative refuses is named.
+	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonInvalid, "beginning of range (22) beyond end of range (6)")
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, ping); err != nil || ping.Spec.Schedule != "30 2 * * *" {
 		t.Errorf("the refused schedule changed the running PingSource: %v, schedule %q", err, ping.Spec.Schedule)
 	}
@@ -100,5 +87,6 @@ func TestSchedules(t *testing.T) {
 		}
 		return ""
 	})
-	wait.Until(ctx, t, "the function is Ready without schedules", ready)
+	// The function is Ready without schedules.
+	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
 }

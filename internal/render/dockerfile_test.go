@@ -13,17 +13,22 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )
 
-// copySources parses a Dockerfile with BuildKit's parser and returns the
-// build-context paths its COPY and ADD instructions read; copies from another
-// stage read no context.
-func copySources(t *testing.T, dockerfile string) []string {
+// instructions parses a Dockerfile with BuildKit's parser.
+func instructions(t *testing.T, dockerfile string) []*parser.Node {
 	t.Helper()
 	res, err := parser.Parse(strings.NewReader(dockerfile))
 	if err != nil {
 		t.Fatalf("BuildKit cannot parse the Dockerfile: %v\n%s", err, dockerfile)
 	}
+	return res.AST.Children
+}
+
+// copySources returns the build-context paths a Dockerfile's COPY and ADD
+// instructions read; copies from another stage read no context.
+func copySources(t *testing.T, dockerfile string) []string {
+	t.Helper()
 	var sources []string
-	for _, n := range res.AST.Children {
+	for _, n := range instructions(t, dockerfile) {
 		if !strings.EqualFold(n.Value, "copy") && !strings.EqualFold(n.Value, "add") {
 			continue
 		}
@@ -99,13 +104,9 @@ func TestBuildArgsReachRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := parser.Parse(strings.NewReader(rt.Dockerfile))
-			if err != nil {
-				t.Fatalf("BuildKit cannot parse the Dockerfile: %v\n%s", err, rt.Dockerfile)
-			}
 			runs := 0
 			var declared map[string]bool
-			for _, n := range res.AST.Children {
+			for _, n := range instructions(t, rt.Dockerfile) {
 				switch strings.ToLower(n.Value) {
 				case "from":
 					declared = map[string]bool{}

@@ -252,20 +252,14 @@ func (o *Objects) Brokers() []client.Object {
 	return all
 }
 
-// Eventing returns the Broker the workload creates, if any, and its
-// Triggers: the objects that must deliver before it is Ready.
+// Eventing returns the Broker the workload creates, if any, its Triggers and
+// its PingSources: the objects that must deliver before it is Ready.
 func (o *Objects) Eventing() []client.Object {
 	var all []client.Object
 	if o.Broker != nil {
 		all = append(all, o.Broker)
 	}
-	for _, t := range o.Triggers {
-		all = append(all, t)
-	}
-	for _, s := range o.Schedules {
-		all = append(all, s)
-	}
-	return all
+	return o.appendDeliveries(all)
 }
 
 // All returns the wanted objects in the order they are applied.
@@ -274,6 +268,12 @@ func (o *Objects) All() []client.Object {
 	if o.Service != nil {
 		all = append(all, o.Service)
 	}
+	return o.appendDeliveries(all)
+}
+
+// appendDeliveries appends what delivers events to the Service: its
+// Triggers, then its PingSources.
+func (o *Objects) appendDeliveries(all []client.Object) []client.Object {
 	for _, t := range o.Triggers {
 		all = append(all, t)
 	}

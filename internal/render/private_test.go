@@ -12,15 +12,16 @@ import (
 )
 
 // fromImages are the images a Dockerfile's first and last stages start from.
-func fromImages(dockerfile string) (first, last string) {
-	for _, l := range strings.Split(dockerfile, "\n") {
-		if img, ok := strings.CutPrefix(l, "FROM "); ok {
-			img, _, _ = strings.Cut(img, " ")
-			if first == "" {
-				first = img
-			}
-			last = img
+func fromImages(t *testing.T, dockerfile string) (first, last string) {
+	t.Helper()
+	for _, n := range instructions(t, dockerfile) {
+		if !strings.EqualFold(n.Value, "from") {
+			continue
 		}
+		if first == "" {
+			first = n.Next.Value
+		}
+		last = n.Next.Value
 	}
 	return first, last
 }
@@ -74,7 +75,7 @@ func TestBaseImages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			from, last := fromImages(rt.Dockerfile)
+			from, last := fromImages(t, rt.Dockerfile)
 			if diff := cmp.Diff([]string{tc.wantFrom, tc.want}, []string{from, last}); diff != "" {
 				t.Errorf("%s\nthe Dockerfile's first and last FROM: -want, +got:\n%s", tc.reason, diff)
 			}

@@ -134,7 +134,7 @@ func Unreported(ctx context.Context, c client.Client, namespace string) ([]clien
 	}
 	var out []client.Object
 	add := func(o client.Object, kind string, s duckv1.Status) {
-		if s.ObservedGeneration != o.GetGeneration() || !s.GetCondition(apis.ConditionReady).IsTrue() {
+		if !reported(o, s) {
 			o.GetObjectKind().SetGroupVersionKind(eventingv1.SchemeGroupVersion.WithKind(kind))
 			out = append(out, o)
 		}
@@ -146,6 +146,12 @@ func Unreported(ctx context.Context, c client.Client, namespace string) ([]clien
 		add(&triggers.Items[i], "Trigger", triggers.Items[i].Status.Status)
 	}
 	return out, nil
+}
+
+// reported is true when Knative Eventing's status of an object is Ready at
+// its generation.
+func reported(o client.Object, s duckv1.Status) bool {
+	return s.ObservedGeneration == o.GetGeneration() && s.GetCondition(apis.ConditionReady).IsTrue()
 }
 
 // rabbitBrokerConditions are the conditions eventing-rabbitmq's broker

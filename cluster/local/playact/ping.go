@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"knative.dev/eventing/pkg/apis/feature"
 	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
-	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -68,7 +67,7 @@ func unreportedPings(ctx context.Context, c client.Client, namespace string) ([]
 	var out []*sourcesv1.PingSource
 	for i := range l.Items {
 		ps := &l.Items[i]
-		if ps.Status.ObservedGeneration != ps.Generation || !ps.Status.GetCondition(apis.ConditionReady).IsTrue() {
+		if !reported(ps, ps.Status.Status) {
 			out = append(out, ps)
 		}
 	}
