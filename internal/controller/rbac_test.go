@@ -283,23 +283,44 @@ type access struct {
 }
 
 // checkAccess asks the API server each question with a SubjectAccessReview.
+// The authorizer learns of new bindings through its own informer, so an
+// answer that must be yes is asked again until it is; the answers that must
+// be no are asked once every yes has come, when the bindings are in effect
+// and a no means the roles deny.
 func checkAccess(ctx context.Context, t *testing.T, admin client.Client, cases []access) {
 	t.Helper()
 	for _, a := range cases {
-		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User:   providerIdentity.UserName,
-			Groups: providerIdentity.Groups,
-			ResourceAttributes: &authorizationv1.ResourceAttributes{
-				Namespace: a.ns, Group: a.group, Resource: a.resource, Subresource: a.subresource, Verb: a.verb,
-			},
-		}}
-		if err := admin.Create(ctx, sar); err != nil {
-			t.Fatal(err)
-		}
-		if sar.Status.Allowed != a.allowed {
-			t.Errorf("%s\n%s %s/%s in %q: allowed %t, want %t", a.reason, a.verb, a.resource, a.subresource, a.ns, sar.Status.Allowed, a.allowed)
+		if a.allowed {
+			wait.Until(ctx, t, a.reason, func() string { return askAccess(ctx, t, admin, a) })
 		}
 	}
+	for _, a := range cases {
+		if !a.allowed {
+			if got := askAccess(ctx, t, admin, a); got != "" {
+				t.Errorf("%s\n%s", a.reason, got)
+			}
+		}
+	}
+}
+
+// askAccess asks the API server one question, and says how the answer
+// differs from the one it must get, or "" when it does not.
+func askAccess(ctx context.Context, t *testing.T, admin client.Client, a access) string {
+	t.Helper()
+	sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+		User:   providerIdentity.UserName,
+		Groups: providerIdentity.Groups,
+		ResourceAttributes: &authorizationv1.ResourceAttributes{
+			Namespace: a.ns, Group: a.group, Resource: a.resource, Subresource: a.subresource, Verb: a.verb,
+		},
+	}}
+	if err := admin.Create(ctx, sar); err != nil {
+		t.Fatal(err)
+	}
+	if sar.Status.Allowed != a.allowed {
+		return fmt.Sprintf("%s %s/%s in %q: allowed %t, want %t", a.verb, a.resource, a.subresource, a.ns, sar.Status.Allowed, a.allowed)
+	}
+	return ""
 }
 
 // buildToReady plays a function's one build to success and its Service and
