@@ -263,6 +263,11 @@ type LambdaAgentParameters struct {
 	// Workload are labels and annotations of the Knative Service.
 	// +optional
 	Workload *WorkloadMetadata `json:"workload,omitempty"`
+
+	// Traffic splits requests between the latest Revision and pinned ones,
+	// and paces rollouts.
+	// +optional
+	Traffic *Traffic `json:"traffic,omitempty"`
 }
 
 // A LambdaAgentSpec defines the desired state of a LambdaAgent.

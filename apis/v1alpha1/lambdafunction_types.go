@@ -60,6 +60,11 @@ type LambdaFunctionParameters struct {
 	// Workload are labels and annotations of the Knative Service.
 	// +optional
 	Workload *WorkloadMetadata `json:"workload,omitempty"`
+
+	// Traffic splits requests between the latest Revision and pinned ones,
+	// and paces rollouts.
+	// +optional
+	Traffic *Traffic `json:"traffic,omitempty"`
 }
 
 // A LambdaFunctionSpec defines the desired state of a LambdaFunction.

@@ -40,6 +40,12 @@ type WorkloadObservation struct {
 	// +optional
 	FailedRevision string `json:"failedRevision,omitempty"`
 
+	// Traffic is how Knative routes requests between Revisions: each
+	// target with the Revision it resolved to, its percent and, when
+	// tagged, its own URL.
+	// +optional
+	Traffic []TrafficObservation `json:"traffic,omitempty"`
+
 	// Eventing are the Broker and Triggers of the workload.
 	// +optional
 	Eventing *EventingObservation `json:"eventing,omitempty"`

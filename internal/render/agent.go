@@ -72,6 +72,10 @@ func Agent(in AgentInput) (*Objects, error) {
 
 func agent(in AgentInput) (*Objects, error) {
 	spec := in.Spec
+	routes, err := routing(in.Name, spec.Traffic)
+	if err != nil {
+		return nil, err
+	}
 	out := &Objects{Image: imageRef(spec.Image.Repository, spec.Image.Tag, spec.Image.Digest)}
 	var eventing v1alpha1.AgentEventing
 	if spec.Eventing != nil {
@@ -116,6 +120,7 @@ func agent(in AgentInput) (*Objects, error) {
 		env:     env(set, spec.Env),
 		scaling: scaling, resources: spec.Resources, timeoutSeconds: spec.TimeoutSeconds,
 		serviceAccountName: spec.ServiceAccountName, pullSecrets: spec.Image.PullSecrets, meta: spec.Workload,
+		route: routes,
 	}.service()
 	out.Broker, out.BrokerConfig = broker(in.Namespace, eventing.Broker)
 

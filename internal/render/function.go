@@ -42,6 +42,10 @@ func function(in FunctionInput) (*Objects, error) {
 	if err != nil {
 		return nil, err
 	}
+	routes, err := routing(in.Name, spec.Traffic)
+	if err != nil {
+		return nil, err
+	}
 
 	if img := spec.Source.Image; img != nil {
 		out.Image = imageRef(img.Repository, img.Tag, img.Digest)
@@ -118,6 +122,7 @@ func function(in FunctionInput) (*Objects, error) {
 		env:     env(set, spec.Env),
 		scaling: spec.Scaling, resources: spec.Resources, timeoutSeconds: spec.TimeoutSeconds,
 		serviceAccountName: spec.ServiceAccountName, pullSecrets: pullSecrets, meta: spec.Workload,
+		route: routes,
 	}.service()
 	for _, t := range eventing.Triggers {
 		s := subscription{name: string(t.Name), key: "trigger/" + string(t.Name), filters: t.Filters, notFrom: source, delivery: t.Delivery, parallelism: t.Parallelism}

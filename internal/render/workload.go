@@ -48,6 +48,7 @@ type workload struct {
 	serviceAccountName    *v1alpha1.DNSSubdomain
 	pullSecrets           []v1alpha1.LocalObjectReference
 	meta                  *v1alpha1.WorkloadMetadata
+	route                 route
 	// readiness is how Knative tells the container is ready.
 	readiness corev1.ProbeHandler
 }
@@ -109,10 +110,17 @@ func (w workload) service() *servingv1.Service {
 		// gets; it means nothing on a revision.
 		lbls[networking.VisibilityLabelKey] = serving.VisibilityClusterLocal
 	}
+	if len(w.route.annotations) > 0 {
+		// Knative reads the rollout's pace from the Service, not its pods.
+		annotations = mergeUnder(annotations, w.route.annotations)
+	}
 	return &servingv1.Service{
 		TypeMeta:   metav1.TypeMeta{APIVersion: servingv1.SchemeGroupVersion.String(), Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.namespace, Name: w.name, Labels: lbls, Annotations: annotations},
-		Spec:       servingv1.ServiceSpec{ConfigurationSpec: servingv1.ConfigurationSpec{Template: template}},
+		Spec: servingv1.ServiceSpec{
+			ConfigurationSpec: servingv1.ConfigurationSpec{Template: template},
+			RouteSpec:         servingv1.RouteSpec{Traffic: w.route.targets},
+		},
 	}
 }
 
