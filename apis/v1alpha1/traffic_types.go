@@ -49,7 +49,7 @@ type TrafficTarget struct {
 // A RolloutDuration is a duration in whole seconds, such as 90s, 5m or
 // 1h30m.
 // +kubebuilder:validation:MaxLength=16
-// +kubebuilder:validation:XValidation:rule="self != ” && self.matches('^([0-9]+h)?([0-9]+m)?([0-9]+s)?$')",message="must be a duration in whole seconds such as 90s, 5m or 1h30m"
+// +kubebuilder:validation:XValidation:rule="size(self) > 0 && self.matches('^([0-9]+h)?([0-9]+m)?([0-9]+s)?$')",message="must be a duration in whole seconds such as 90s, 5m or 1h30m"
 type RolloutDuration string
 
 // A TrafficObservation is what Knative reports of one traffic target: the
