@@ -241,7 +241,7 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 			svc = observe.Service(s, nil)
 		}
 	}
-	at.URL, at.LatestReadyRevision = svc.URL, svc.LatestReadyRevision
+	at.URL, at.LatestReadyRevision, at.Traffic = svc.URL, svc.LatestReadyRevision, svc.Traffic
 	if svc.Failed {
 		at.FailedRevision = svc.LatestCreatedRevision
 	}
@@ -252,6 +252,8 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 		return failingWhileServing(svc.Failure()), nil
 	case svc.Failed:
 		return stalled(v1alpha1.ReasonRevisionFailed, svc.Failure()), nil
+	case svc.RouteFailed:
+		return stalled(v1alpha1.ReasonRouteFailed, svc.Message), nil
 	case !svc.Ready:
 		return progressing(v1alpha1.PhaseDeploying, v1alpha1.ReasonDeploying, fmt.Sprintf(msgFmtServiceNotReady, svc.Message)), nil
 	}

@@ -130,7 +130,7 @@ func TestRunFunction(t *testing.T) {
 		return `{"phase":"` + phase + `","image":"` + built.Image + `",` + service + `,"eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
 			`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`
 	}
-	const serving = `"url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001"`
+	const serving = `"url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001","traffic":[{"revisionName":"hello-00001","latestRevision":true,"percent":100}]`
 	mr := func(status string) *structpb.Struct {
 		return mustStruct(t, `{"apiVersion":"lambda.m.crossplane.io/v1alpha1","kind":"LambdaFunction","metadata":{"name":"hello","namespace":"apps"},"status":`+status+`}`)
 	}

@@ -14,8 +14,9 @@ import xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 // reports the latest Revision cannot serve; its message is Knative's.
 // EventingFailed says Knative Eventing reports the workload's Broker or one
 // of its Triggers cannot deliver; the message names which and why.
-// TrafficFailed says Knative cannot route the traffic block, such as a pinned
-// Revision that does not exist; the routes that served before still do.
+// RouteFailed says Knative cannot route requests as the spec says, such as to
+// a pinned Revision that does not exist; the routes that served before still
+// do.
 const (
 	ReasonBuilding          xpv2.ConditionReason = "Building"
 	ReasonBuildFailed       xpv2.ConditionReason = "BuildFailed"
@@ -30,7 +31,7 @@ const (
 	ReasonNameConflict      xpv2.ConditionReason = "NameConflict"
 	ReasonRevisionFailed    xpv2.ConditionReason = "RevisionFailed"
 	ReasonEventingFailed    xpv2.ConditionReason = "EventingFailed"
-	ReasonTrafficFailed     xpv2.ConditionReason = "TrafficFailed"
+	ReasonRouteFailed       xpv2.ConditionReason = "RouteFailed"
 )
 
 // TypeLatestRevisionReady is the condition that says whether the latest

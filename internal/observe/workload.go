@@ -3,6 +3,7 @@ package observe
 import (
 	"fmt"
 
+	"k8s.io/utils/ptr"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
@@ -31,8 +32,16 @@ type ServiceState struct {
 	// a new spec is needed, waiting will not help.
 	Failed bool
 
+	// RouteFailed says Knative cannot route requests as the spec says, such
+	// as to a pinned Revision that does not exist; whatever routes served
+	// before still do. A new spec is needed.
+	RouteFailed bool
+
 	// Message says why the Service is not Ready, in Knative's words.
 	Message string
+
+	// Traffic is how Knative routes requests between Revisions.
+	Traffic []v1alpha1.TrafficObservation
 }
 
 // Service reads a Knative Service and, when the caller has it, its latest
@@ -50,6 +59,7 @@ func Service(svc *servingv1.Service, latest *servingv1.Revision) ServiceState {
 		s.URL = st.URL.String()
 	}
 	s.Serving = s.LatestReadyRevision != "" && st.GetCondition(servingv1.ServiceConditionRoutesReady).IsTrue()
+	s.Traffic = traffic(st.Traffic)
 	if st.ObservedGeneration != svc.Generation {
 		s.Message = fmt.Sprintf("Knative has not observed generation %d of the Service yet", svc.Generation)
 		return s
@@ -59,6 +69,11 @@ func Service(svc *servingv1.Service, latest *servingv1.Revision) ServiceState {
 	}
 	cfg := st.GetCondition(servingv1.ServiceConditionConfigurationsReady)
 	if !cfg.IsFalse() {
+		// A Configuration that fails leaves its Route nothing to route;
+		// only a Route that fails on its own says something new.
+		if r := st.GetCondition(servingv1.ServiceConditionRoutesReady); r.IsFalse() {
+			s.RouteFailed, s.Message = true, said(r)
+		}
 		return s
 	}
 	s.Failed, s.Message = true, said(cfg)
@@ -68,6 +83,19 @@ func Service(svc *servingv1.Service, latest *servingv1.Revision) ServiceState {
 		}
 	}
 	return s
+}
+
+// traffic converts the traffic Knative reports.
+func traffic(in []servingv1.TrafficTarget) []v1alpha1.TrafficObservation {
+	var out []v1alpha1.TrafficObservation
+	for _, t := range in {
+		o := v1alpha1.TrafficObservation{RevisionName: t.RevisionName, LatestRevision: ptr.Deref(t.LatestRevision, false), Percent: ptr.Deref(t.Percent, 0), Tag: t.Tag}
+		if t.URL != nil {
+			o.URL = t.URL.String()
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // Failure says which Revision fails and why, and which still serves; it is

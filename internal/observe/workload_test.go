@@ -7,6 +7,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	"knative.dev/pkg/apis"
@@ -14,6 +15,7 @@ import (
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 )
@@ -24,6 +26,21 @@ import (
 func rollouts(faults ...playact.RevisionFault) (*servingv1.Service, *servingv1.Revision) {
 	svc := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "hello"}}
 	return svc, playact.RollEach(svc, faults...)
+}
+
+// allTo is the traffic Knative reports when the latest ready Revision
+// takes all of it.
+func allTo(rev string) []v1alpha1.TrafficObservation {
+	return []v1alpha1.TrafficObservation{{RevisionName: rev, LatestRevision: true, Percent: 100}}
+}
+
+// withTraffic plays the rollouts of a Service whose spec routes traffic.
+func withTraffic(traffic []servingv1.TrafficTarget, faults ...playact.RevisionFault) func() (*servingv1.Service, *servingv1.Revision) {
+	return func() (*servingv1.Service, *servingv1.Revision) {
+		svc := &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "hello"}}
+		svc.Spec.Traffic = traffic
+		return svc, playact.RollEach(svc, faults...)
+	}
 }
 
 func TestService(t *testing.T) {
@@ -43,7 +60,7 @@ func TestService(t *testing.T) {
 		"Ready": {
 			reason:  "A Revision that serves makes the Service Ready and serving.",
 			rollout: withRevision(nil),
-			want:    observe.ServiceState{URL: url, LatestReadyRevision: "hello-00001", LatestCreatedRevision: "hello-00001", Ready: true, Serving: true},
+			want:    observe.ServiceState{URL: url, LatestReadyRevision: "hello-00001", LatestCreatedRevision: "hello-00001", Ready: true, Serving: true, Traffic: allTo("hello-00001")},
 		},
 		"CrashLoop": {
 			reason:  "A first Revision whose container exits fails, with the exit code and its message from the Revision.",
@@ -70,7 +87,7 @@ func TestService(t *testing.T) {
 			reason:  "A new Revision that cannot pull its image fails while the one before still serves.",
 			rollout: withRevision(nil, pull),
 			want: observe.ServiceState{
-				URL: url, LatestReadyRevision: "hello-00001", LatestCreatedRevision: "hello-00002", Serving: true, Failed: true,
+				URL: url, LatestReadyRevision: "hello-00001", LatestCreatedRevision: "hello-00002", Serving: true, Failed: true, Traffic: allTo("hello-00001"),
 				Message: `Revision hello-00002: ImagePullBackOff: Back-off pulling image "ghcr.io/acme/hello:v3": failed to pull and unpack image "ghcr.io/acme/hello:v3": not found`,
 			},
 			failure: `Revision hello-00002: ImagePullBackOff: Back-off pulling image "ghcr.io/acme/hello:v3": failed to pull and unpack image "ghcr.io/acme/hello:v3": not found; Revision hello-00001 still serves`,
@@ -96,7 +113,31 @@ func TestService(t *testing.T) {
 		"Recovered": {
 			reason:  "A fixed Revision after a failed one serves, and nothing fails any more.",
 			rollout: withRevision(crash, nil),
-			want:    observe.ServiceState{URL: url, LatestReadyRevision: "hello-00002", LatestCreatedRevision: "hello-00002", Ready: true, Serving: true},
+			want:    observe.ServiceState{URL: url, LatestReadyRevision: "hello-00002", LatestCreatedRevision: "hello-00002", Ready: true, Serving: true, Traffic: allTo("hello-00002")},
+		},
+		"Split": {
+			reason: "A split reports each target's Revision and percent, and a tagged one its own URL.",
+			rollout: withTraffic([]servingv1.TrafficTarget{
+				{RevisionName: "hello-00001", LatestRevision: ptr.To(false), Percent: ptr.To[int64](90)},
+				{LatestRevision: ptr.To(true), Percent: ptr.To[int64](10), Tag: "canary"},
+			}, nil, nil),
+			want: observe.ServiceState{
+				URL: url, LatestReadyRevision: "hello-00002", LatestCreatedRevision: "hello-00002", Ready: true, Serving: true,
+				Traffic: []v1alpha1.TrafficObservation{
+					{RevisionName: "hello-00001", Percent: 90},
+					{RevisionName: "hello-00002", LatestRevision: true, Percent: 10, Tag: "canary", URL: "http://canary-hello.apps.example.com"},
+				},
+			},
+		},
+		"PinnedMissing": {
+			reason: "A pinned Revision that does not exist fails the Route, in Knative's words, and no Revision fails.",
+			rollout: withTraffic([]servingv1.TrafficTarget{
+				{RevisionName: "hello-00009", LatestRevision: ptr.To(false), Percent: ptr.To[int64](100)},
+			}, nil),
+			want: observe.ServiceState{
+				URL: url, LatestReadyRevision: "hello-00001", LatestCreatedRevision: "hello-00001", RouteFailed: true,
+				Message: `RevisionMissing: Revision "hello-00009" referenced in traffic not found.`,
+			},
 		},
 		"NotObservedYet": {
 			reason: "A failure Knative reported for an older generation says nothing of the current spec.",
@@ -106,7 +147,7 @@ func TestService(t *testing.T) {
 				return svc, rev
 			},
 			want: observe.ServiceState{
-				URL: url, LatestReadyRevision: "hello-00001", LatestCreatedRevision: "hello-00002", Serving: true,
+				URL: url, LatestReadyRevision: "hello-00001", LatestCreatedRevision: "hello-00002", Serving: true, Traffic: allTo("hello-00001"),
 				Message: "Knative has not observed generation 3 of the Service yet",
 			},
 		},

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/utils/ptr"
 	netv1alpha1 "knative.dev/networking/pkg/apis/networking/v1alpha1"
 	"knative.dev/pkg/apis"
@@ -58,18 +59,54 @@ func ProgressDeadline() RevisionFault {
 	}
 }
 
-// RevisionName is the name Knative gives the Revision of a Service's
-// generation.
-func RevisionName(svc *servingv1.Service) string {
-	return fmt.Sprintf("%s-%05d", svc.Name, svc.Generation)
+// revisionName is the name Knative's Configuration controller gives the
+// Revision of its generation; the Configuration of a Service is named after
+// it.
+func revisionName(svc *servingv1.Service, generation int64) string {
+	return fmt.Sprintf("%s-%05d", svc.Name, generation)
 }
 
-// RollOut plays Knative Serving rolling out a Service's current generation
-// in the cluster: the Revision is created, and its status and the Service's
-// are written as Roll computes them. It returns the Service's URL.
+// RollOut plays Knative Serving reconciling a Service in the cluster. A
+// template unlike that of the Service's newest Revision makes a Revision of
+// the next generation, Ready or failed with the fault; a Service whose
+// template is unchanged, such as one whose traffic alone changed, keeps its
+// Revisions, and the fault is not used. The Service's status is then written
+// as Roll computes it, with its Route resolving the spec's traffic among the
+// Revisions that exist. It returns the Service's URL.
 func RollOut(ctx context.Context, t T, c client.Client, svc *servingv1.Service, fault RevisionFault) string {
 	t.Helper()
-	rev := Roll(svc, fault)
+	revs := &servingv1.RevisionList{}
+	if err := c.List(ctx, revs, client.InNamespace(svc.Namespace), client.MatchingLabels{serving.ServiceLabelKey: svc.Name}); err != nil {
+		t.Fatal(err)
+	}
+	exists := map[string]bool{}
+	var newest *servingv1.Revision
+	for i := range revs.Items {
+		r := &revs.Items[i]
+		exists[r.Name] = true
+		if newest == nil || generationOf(r) > generationOf(newest) {
+			newest = r
+		}
+	}
+	if newest == nil || !sameTemplate(newest, svc) {
+		var gen int64 = 1
+		if newest != nil {
+			gen = generationOf(newest) + 1
+		}
+		newest = create(ctx, t, c, revision(svc, gen, fault))
+		exists[newest.Name] = true
+	}
+	settle(svc, newest, func(name string) bool { return exists[name] })
+	if err := c.Status().Update(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	return svc.Status.URL.String()
+}
+
+// create writes a Revision and the status its reconciler gives it, and
+// returns it as written.
+func create(ctx context.Context, t T, c client.Client, rev *servingv1.Revision) *servingv1.Revision {
+	t.Helper()
 	status := rev.Status
 	if err := c.Create(ctx, rev); err != nil && !kerrors.IsAlreadyExists(err) {
 		t.Fatal(err)
@@ -82,28 +119,56 @@ func RollOut(ctx context.Context, t T, c client.Client, svc *servingv1.Service, 
 	if err := c.Status().Update(ctx, rev); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Status().Update(ctx, svc); err != nil {
-		t.Fatal(err)
+	return rev
+}
+
+// generationOf is the Configuration generation a Revision was made for.
+func generationOf(rev *servingv1.Revision) int64 {
+	var gen int64
+	_, _ = fmt.Sscan(rev.Labels[serving.ConfigurationGenerationLabelKey], &gen)
+	return gen
+}
+
+// sameTemplate is true when a Revision was made from the Service's current
+// template: Knative's Configuration only makes a new one when the template
+// changes.
+func sameTemplate(rev *servingv1.Revision, svc *servingv1.Service) bool {
+	tmpl := svc.Spec.Template
+	lbls := maps.Clone(rev.Labels)
+	for _, k := range []string{serving.ServiceLabelKey, serving.ConfigurationLabelKey, serving.ConfigurationGenerationLabelKey} {
+		delete(lbls, k)
 	}
-	return svc.Status.URL.String()
+	return equality.Semantic.DeepEqual(rev.Spec, tmpl.Spec) && maps.Equal(lbls, tmpl.Labels) && maps.Equal(rev.Annotations, tmpl.Annotations)
 }
 
 // Roll computes, without writing anything, what Knative Serving reports of
-// a rollout of a Service's current generation: the Revision the
-// Configuration creates, Ready or failed with the fault, and the Service's
-// status, propagated from its Configuration's and Route's with Knative's
-// own methods. A failing Revision leaves traffic on the Revision that was
-// ready before, as Knative does. It sets the Service's status and returns
-// the Revision.
+// a rollout of a Service's current generation as a new template: the
+// Revision the Configuration creates, Ready or failed with the fault, and
+// the Service's status as settle computes it. Its Route knows the new
+// Revision and those the Service's status names. It sets the Service's
+// status and returns the Revision.
 func Roll(svc *servingv1.Service, fault RevisionFault) *servingv1.Revision {
-	rev := revision(svc, fault)
-	revReady := rev.Status.GetCondition(apis.ConditionReady)
+	rev := revision(svc, svc.Generation, fault)
+	known := map[string]bool{rev.Name: true, svc.Status.LatestReadyRevisionName: true}
+	for _, t := range svc.Status.Traffic {
+		known[t.RevisionName] = true
+	}
+	settle(svc, rev, func(name string) bool { return known[name] })
+	return rev
+}
 
+// settle sets the Service's status for its newest Revision, propagated
+// from its Configuration's and Route's with Knative's own methods. A
+// failing Revision leaves the latest traffic on the Revision that was ready
+// before, as Knative does; a traffic target Knative cannot resolve fails
+// the Route and leaves the traffic it routed before.
+func settle(svc *servingv1.Service, rev *servingv1.Revision, exists func(string) bool) {
+	revReady := rev.Status.GetCondition(apis.ConditionReady)
 	cfg := servingv1.ConfigurationStatus{}
 	cfg.InitializeConditions()
 	cfg.LatestReadyRevisionName = svc.Status.LatestReadyRevisionName
 	cfg.SetLatestCreatedRevisionName(rev.Name)
-	if fault == nil {
+	if revReady.IsTrue() {
 		cfg.SetLatestReadyRevisionName(rev.Name)
 	} else {
 		cfg.MarkLatestCreatedFailed(rev.Name, revReady.GetMessage())
@@ -114,14 +179,15 @@ func Roll(svc *servingv1.Service, fault RevisionFault) *servingv1.Revision {
 	route.InitializeConditions()
 	route.URL = u
 	route.Address = &duckv1.Addressable{URL: u}
-	if serving := cfg.LatestReadyRevisionName; serving != "" {
-		route.Traffic = []servingv1.TrafficTarget{{RevisionName: serving, LatestRevision: ptr.To(true), Percent: ptr.To[int64](100)}}
+	route.Traffic = svc.Status.Traffic
+	if targets, fail := routeTraffic(svc, cfg.LatestReadyRevisionName, exists); fail != nil {
+		fail(&route)
+	} else {
+		route.Traffic = targets
 		route.MarkTrafficAssigned()
 		ingress := netv1alpha1.IngressStatus{Status: duckv1.Status{Conditions: duckv1.Conditions{{Type: apis.ConditionReady, Status: corev1.ConditionTrue}}}}
 		route.PropagateIngressStatus(ingress)
 		route.MarkTLSNotEnabled(servingv1.ExternalDomainTLSNotEnabledMessage)
-	} else {
-		route.MarkConfigurationFailed(svc.Name)
 	}
 
 	svc.Status = servingv1.ServiceStatus{}
@@ -129,7 +195,37 @@ func Roll(svc *servingv1.Service, fault RevisionFault) *servingv1.Revision {
 	svc.Status.ObservedGeneration = svc.Generation
 	svc.Status.PropagateConfigurationStatus(&cfg)
 	svc.Status.PropagateRouteStatus(&route)
-	return rev
+}
+
+// routeTraffic resolves a Service's traffic as Knative's Route reconciler
+// does: the latest target to the latest ready Revision, a pinned one to its
+// Revision if it exists, each tag with its own host from Knative's default
+// tag template. Without traffic the Service's Route sends all of it to the
+// latest. A target it cannot resolve returns how it marks the Route
+// instead.
+func routeTraffic(svc *servingv1.Service, latestReady string, exists func(string) bool) ([]servingv1.TrafficTarget, func(*servingv1.RouteStatus)) {
+	spec := svc.Spec.Traffic
+	if len(spec) == 0 {
+		spec = []servingv1.TrafficTarget{{LatestRevision: ptr.To(true), Percent: ptr.To[int64](100)}}
+	}
+	var out []servingv1.TrafficTarget
+	for _, t := range spec {
+		name := t.RevisionName
+		switch {
+		case name == "" && latestReady == "":
+			return nil, func(rs *servingv1.RouteStatus) { rs.MarkConfigurationFailed(svc.Name) }
+		case name == "":
+			name = latestReady
+		case !exists(name):
+			return nil, func(rs *servingv1.RouteStatus) { rs.MarkMissingTrafficTarget("Revision", t.RevisionName) }
+		}
+		target := servingv1.TrafficTarget{Tag: t.Tag, RevisionName: name, Percent: t.Percent, LatestRevision: ptr.To(t.RevisionName == "")}
+		if t.Tag != "" {
+			target.URL = &apis.URL{Scheme: "http", Host: t.Tag + "-" + svc.Name + "." + svc.Namespace + ".example.com"}
+		}
+		out = append(out, target)
+	}
+	return out, nil
 }
 
 // RollEach plays Roll for one generation of the Service per fault (nil
@@ -143,20 +239,20 @@ func RollEach(svc *servingv1.Service, faults ...RevisionFault) *servingv1.Revisi
 	return rev
 }
 
-// revision is the Revision the Configuration controller creates for the
-// Service's generation, with the status the revision reconciler writes:
+// revision is the Revision the Configuration controller creates for its
+// generation of the Service's template, with the status the revision reconciler writes:
 // Ready, or failed with the fault.
-func revision(svc *servingv1.Service, fault RevisionFault) *servingv1.Revision {
+func revision(svc *servingv1.Service, generation int64, fault RevisionFault) *servingv1.Revision {
 	lbls := maps.Clone(svc.Spec.Template.Labels)
 	if lbls == nil {
 		lbls = map[string]string{}
 	}
 	lbls[serving.ServiceLabelKey] = svc.Name
 	lbls[serving.ConfigurationLabelKey] = svc.Name
-	lbls[serving.ConfigurationGenerationLabelKey] = fmt.Sprint(svc.Generation)
+	lbls[serving.ConfigurationGenerationLabelKey] = fmt.Sprint(generation)
 	rev := &servingv1.Revision{
 		ObjectMeta: metav1.ObjectMeta{
-			Namespace: svc.Namespace, Name: RevisionName(svc), Labels: lbls,
+			Namespace: svc.Namespace, Name: revisionName(svc, generation), Labels: lbls,
 			Annotations:     maps.Clone(svc.Spec.Template.Annotations),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: servingv1.SchemeGroupVersion.String(), Kind: "Service", Name: svc.Name, UID: svc.UID}},
 		},

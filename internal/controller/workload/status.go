@@ -67,7 +67,7 @@ func (c connection) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservati
 	if l, ok := st.objects["Service/"+c.name]; ok {
 		svc = observe.Service(l.obj.(*servingv1.Service), st.failedRevision) //nolint:forcetypeassert // Listed as a Service.
 	}
-	at.URL, at.LatestReadyRevision = svc.URL, svc.LatestReadyRevision
+	at.URL, at.LatestReadyRevision, at.Traffic = svc.URL, svc.LatestReadyRevision, svc.Traffic
 	failed := c.revisionFailure(mg, at, svc)
 	ev := observe.EventingReadiness(objs.Eventing(), func(o client.Object) client.Object { return st.live[key(o)] })
 	switch {
@@ -85,6 +85,9 @@ func (c connection) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservati
 	case svc.Failed:
 		at.Phase = v1alpha1.PhaseFailed
 		mg.SetConditions(notReady(mg, v1alpha1.ReasonRevisionFailed, failed))
+	case svc.RouteFailed:
+		at.Phase = v1alpha1.PhaseFailed
+		mg.SetConditions(notReady(mg, v1alpha1.ReasonRouteFailed, svc.Message))
 	case !svc.Ready:
 		at.Phase = v1alpha1.PhaseDeploying
 		mg.SetConditions(notReady(mg, v1alpha1.ReasonDeploying, "waiting for the Knative Service to be Ready: "+svc.Message))
