@@ -654,6 +654,22 @@ func renderError(t testing.TB, handler string) string {
 }
 
 // lambdaXR is a namespaced Lambda with a spec in YAML and a status in JSON.
+// runDirect runs the function in Direct mode with the test Input for a
+// Lambda XR of the spec, given the composed resources observed.
+func runDirect(t testing.TB, spec string, observed map[string]*fnv1.Resource) *fnv1.RunFunctionResponse {
+	t.Helper()
+	req := &fnv1.RunFunctionRequest{
+		Input:             mustStruct(t, testInput),
+		Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, spec, ""))}, Resources: observed},
+		RequiredResources: map[string]*fnv1.Resources{"namespace": {}},
+	}
+	rsp, err := (&Function{log: logging.NewNopLogger(), sources: noSources(t)}).RunFunction(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rsp
+}
+
 func lambdaXR(t testing.TB, spec, status string) string {
 	t.Helper()
 	xr := map[string]any{

@@ -130,9 +130,9 @@ func TestCrossplaneRender(t *testing.T) {
 			rendered++
 		}
 	}
-	// Five workloads, each as an XR and as a claim, in two modes.
-	if rendered != 20 {
-		t.Errorf("rendered %d examples in their modes, want 20", rendered)
+	// Six workloads, each as an XR and as a claim, in two modes.
+	if rendered != 24 {
+		t.Errorf("rendered %d examples in their modes, want 24", rendered)
 	}
 }
 

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -19,21 +17,7 @@ import (
 // runs as it is.
 func TestSchedulesComposed(t *testing.T) {
 	const image = "source: {image: {repository: ghcr.io/acme/reports, tag: v1}}\n"
-	run := func(spec string, observed map[string]*fnv1.Resource) *fnv1.RunFunctionResponse {
-		t.Helper()
-		req := &fnv1.RunFunctionRequest{
-			Input:             mustStruct(t, testInput),
-			Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, spec, ""))}, Resources: observed},
-			RequiredResources: map[string]*fnv1.Resources{"namespace": {}},
-		}
-		rsp, err := (&Function{log: logging.NewNopLogger(), sources: noSources(t)}).RunFunction(context.Background(), req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return rsp
-	}
-
-	rsp := run(image+"eventing: {schedules: [{name: nightly, schedule: '30 2 * * *', timeZone: Europe/Berlin, data: {report: orders}}]}\n", nil)
+	rsp := runDirect(t, image+"eventing: {schedules: [{name: nightly, schedule: '30 2 * * *', timeZone: Europe/Berlin, data: {report: orders}}]}\n", nil)
 	ping, ok := rsp.GetDesired().GetResources()["PingSource/"+render.ScheduleName(testName, "nightly")]
 	if !ok {
 		t.Fatalf("RunFunction(...): no PingSource composed; results: %v", rsp.GetResults())
@@ -52,7 +36,7 @@ func TestSchedulesComposed(t *testing.T) {
 		t.Errorf("RunFunction(...): status.eventing.schedules %v, want the PingSource's name", got)
 	}
 
-	rsp = run(image+"eventing: {schedules: [{name: nightly, schedule: '0 22-6 * * *'}]}\n", rsp.GetDesired().GetResources())
+	rsp = runDirect(t, image+"eventing: {schedules: [{name: nightly, schedule: '0 22-6 * * *'}]}\n", rsp.GetDesired().GetResources())
 	kept, _, _ := unstructured.NestedString(rsp.GetDesired().GetResources()["PingSource/"+render.ScheduleName(testName, "nightly")].GetResource().AsMap(), "spec", "schedule")
 	if kept != "30 2 * * *" {
 		t.Errorf("RunFunction(...): a schedule Knative refuses changed the running PingSource's schedule to %q", kept)

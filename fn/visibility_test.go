@@ -1,11 +1,8 @@
 package main
 
 import (
-	"context"
 	"testing"
 
-	"github.com/crossplane/function-sdk-go/logging"
-	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -31,15 +28,7 @@ func TestVisibilityComposed(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			req := &fnv1.RunFunctionRequest{
-				Input:             mustStruct(t, testInput),
-				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, tc.spec, ""))}},
-				RequiredResources: map[string]*fnv1.Resources{"namespace": {}},
-			}
-			rsp, err := (&Function{log: logging.NewNopLogger(), sources: noSources(t)}).RunFunction(context.Background(), req)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rsp := runDirect(t, tc.spec, nil)
 			svc, ok := rsp.GetDesired().GetResources()["Service/"+testName]
 			if !ok {
 				t.Fatalf("%s\nRunFunction(...): no Service composed; results: %v", tc.reason, rsp.GetResults())
