@@ -23,7 +23,7 @@ func (p *pass) directAgent(in *v1beta1.Input) (outcome, error) {
 	if err := p.setStatus(status); err != nil {
 		return outcome{}, err
 	}
-	addrs, ok, err := p.forwardAddresses(xr.Spec.Eventing)
+	observed, ok, err := p.forwardAddresses(xr.Spec.Eventing)
 	if err != nil || !ok {
 		p.keep(all)
 		return progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgWaitRequired), err
@@ -33,7 +33,7 @@ func (p *pass) directAgent(in *v1beta1.Input) (outcome, error) {
 		p.keep(all)
 		return held, err
 	}
-	objs, err := render.Agent(render.AgentInput{Namespace: p.xr.namespace, Name: p.xr.name, Spec: xr.Spec.LambdaAgentParameters, Defaults: d, Observed: render.Observed{ForwardAddresses: addrs}})
+	objs, err := render.Agent(render.AgentInput{Namespace: p.xr.namespace, Name: p.xr.name, Spec: xr.Spec.LambdaAgentParameters, Defaults: d, Observed: observed})
 	if err != nil {
 		p.keep(all)
 		return stalled(v1alpha1.ReasonInvalid, err.Error()), nil
@@ -46,25 +46,26 @@ func (p *pass) directAgent(in *v1beta1.Input) (outcome, error) {
 }
 
 // forwardAddresses are the addresses of every Broker the agent sends events
-// to: its own, for replies, and its forwards' targets. A target agent names
-// its Broker in its spec, so it is required first, then its Broker. A Broker
-// without an address yet is left out; render says what waits for it.
-func (p *pass) forwardAddresses(e *v1alpha1.AgentEventing) (map[string]string, bool, error) {
+// to: its own, for replies, and its forwards' targets, and which targets
+// refuse it. A target agent names its Broker and whom it accepts in its
+// spec, so it is required first, then its Broker. A Broker without an
+// address yet is left out; render says what waits for it.
+func (p *pass) forwardAddresses(e *v1alpha1.AgentEventing) (render.Observed, bool, error) {
 	done := true
-	targets, err := render.BrokerTargets(e, func(agent string) (string, error) {
-		broker, ok, err := p.targetAgentBroker(agent)
+	targets, err := render.BrokerTargets(p.xr.namespace, e, func(namespace, agent string) (*v1alpha1.AgentEventing, bool, error) {
+		target, found, ok, err := p.targetAgent(namespace, agent)
 		done = done && ok
-		return broker, err
+		return target, found, err
 	})
 	if err != nil {
-		return nil, false, err
+		return render.Observed{}, false, err
 	}
 	addrs := map[string]string{}
-	for _, key := range slices.Sorted(maps.Keys(targets)) {
-		name := targets[key]
-		items, ok, err := p.require(requireBroker+name, byName(eventingv1.SchemeGroupVersion.String(), "Broker", p.xr.namespace, name))
+	for _, key := range slices.Sorted(maps.Keys(targets.Brokers)) {
+		ref := targets.Brokers[key]
+		items, ok, err := p.require(p.requirement(requireBroker, ref.Namespace, ref.Name), byName(eventingv1.SchemeGroupVersion.String(), "Broker", ref.Namespace, ref.Name))
 		if err != nil {
-			return nil, false, err
+			return render.Observed{}, false, err
 		}
 		done = done && ok
 		if len(items) == 0 {
@@ -72,30 +73,40 @@ func (p *pass) forwardAddresses(e *v1alpha1.AgentEventing) (map[string]string, b
 		}
 		b := &eventingv1.Broker{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[0].Object, b); err != nil {
-			return nil, false, errors.Wrapf(err, errFmtConvert, "Broker", name)
+			return render.Observed{}, false, errors.Wrapf(err, errFmtConvert, "Broker", ref.Name)
 		}
 		if a := observe.BrokerAddress(b); a != "" {
 			addrs[key] = a
 		}
 	}
-	return addrs, done, nil
+	return render.Observed{ForwardAddresses: addrs, Refused: targets.Refused}, done, nil
 }
 
-// targetAgentBroker is the Broker of the agent a forward targets: an Agent
-// beside a namespaced composite, an AgentClaim beside a claimed one. ""
-// when it does not exist.
-func (p *pass) targetAgentBroker(name string) (string, bool, error) {
+// targetAgent is the eventing spec of the agent a forward targets: an Agent
+// beside a namespaced composite, an AgentClaim beside a claimed one. found
+// is false when it does not exist; ok is false until Crossplane has
+// answered the requirement.
+func (p *pass) targetAgent(namespace, name string) (e *v1alpha1.AgentEventing, found, ok bool, err error) {
 	kind := platformv1alpha1.AgentKind
 	if p.xr.kind == platformv1alpha1.XAgentKind {
 		kind = platformv1alpha1.AgentClaimKind
 	}
-	items, ok, err := p.require(requireForwardAgent+name, byName(platformv1alpha1.SchemeGroupVersion.String(), kind, p.xr.namespace, name))
+	items, ok, err := p.require(p.requirement(requireForwardAgent, namespace, name), byName(platformv1alpha1.SchemeGroupVersion.String(), kind, namespace, name))
 	if err != nil || !ok || len(items) == 0 {
-		return "", ok, err
+		return nil, false, ok, err
 	}
 	a := &platformv1alpha1.Agent{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[0].Object, a); err != nil {
-		return "", false, errors.Wrapf(err, errFmtConvert, kind, name)
+		return nil, false, false, errors.Wrapf(err, errFmtConvert, kind, name)
 	}
-	return render.BrokerName(a.Spec.Eventing.GetBroker()), true, nil
+	return a.Spec.Eventing, true, true, nil
+}
+
+// requirement names what a pass requires of an object: by its name alone in
+// the composite's namespace, with its namespace otherwise.
+func (p *pass) requirement(prefix, namespace, name string) string {
+	if namespace == p.xr.namespace {
+		return prefix + name
+	}
+	return prefix + namespace + "/" + name
 }

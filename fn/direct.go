@@ -246,6 +246,8 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 		at.FailedRevision = svc.LatestCreatedRevision
 	}
 	switch {
+	case len(objs.Refused) > 0:
+		return stalled(v1alpha1.ReasonForwardRefused, strings.Join(objs.Refused, "; ")), nil
 	case len(objs.Pending) > 0:
 		return progressing(v1alpha1.PhaseDeploying, v1alpha1.ReasonWaiting, strings.Join(objs.Pending, "; ")), nil
 	case svc.Failed && svc.Serving:

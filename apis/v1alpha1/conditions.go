@@ -16,7 +16,8 @@ import xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 // of its Triggers cannot deliver; the message names which and why.
 // RouteFailed says Knative cannot route requests as the spec says, such as to
 // a pinned Revision that does not exist; the routes that served before still
-// do.
+// do. ForwardRefused says an agent's forward targets an agent of another
+// namespace that does not accept it; the rest of the agent runs.
 const (
 	ReasonBuilding          xpv2.ConditionReason = "Building"
 	ReasonBuildFailed       xpv2.ConditionReason = "BuildFailed"
@@ -32,6 +33,7 @@ const (
 	ReasonRevisionFailed    xpv2.ConditionReason = "RevisionFailed"
 	ReasonEventingFailed    xpv2.ConditionReason = "EventingFailed"
 	ReasonRouteFailed       xpv2.ConditionReason = "RouteFailed"
+	ReasonForwardRefused    xpv2.ConditionReason = "ForwardRefused"
 )
 
 // TypeLatestRevisionReady is the condition that says whether the latest

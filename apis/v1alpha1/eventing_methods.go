@@ -17,3 +17,12 @@ func (e *AgentEventing) GetBroker() *Broker {
 	}
 	return e.Broker
 }
+
+// GetAcceptFrom returns the namespaces the agent accepts forwards from, or
+// none when e is nil.
+func (e *AgentEventing) GetAcceptFrom() []DNSLabel {
+	if e == nil {
+		return nil
+	}
+	return e.AcceptFrom
+}

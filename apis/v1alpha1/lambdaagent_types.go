@@ -148,10 +148,19 @@ type Subscription struct {
 // A ForwardTarget is where forwarded events go: another agent's Broker, or a
 // Broker by name. Exactly one is set.
 // +kubebuilder:validation:XValidation:rule="has(self.agent) != has(self.broker)",message="exactly one of agent or broker must be set"
+// +kubebuilder:validation:XValidation:rule="!has(self.namespace) || has(self.agent)",message="namespace goes with agent: a Broker is named in the agent's own namespace"
 type ForwardTarget struct {
-	// Agent names a LambdaAgent in the same namespace; events go to its Broker.
+	// Agent names a LambdaAgent, in the same namespace unless Namespace
+	// says otherwise; events go to its Broker.
 	// +optional
 	Agent *DNSLabel `json:"agent,omitempty"`
+
+	// Namespace of the target agent, when it is not this agent's. The
+	// target agent must accept this agent's namespace in its
+	// eventing.acceptFrom; until it does, and as soon as it stops, the
+	// forward delivers nothing.
+	// +optional
+	Namespace *DNSLabel `json:"namespace,omitempty"`
 
 	// Broker names a Broker in the same namespace.
 	// +optional
@@ -201,6 +210,13 @@ type AgentEventing struct {
 	// EmitEvents lets the agent publish its replies as events to the Broker.
 	// +optional
 	EmitEvents *bool `json:"emitEvents,omitempty"`
+
+	// AcceptFrom names the other namespaces whose agents may forward events
+	// to this agent's Broker. Agents of its own namespace always may.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	AcceptFrom []DNSLabel `json:"acceptFrom,omitempty"`
 }
 
 // Observability configures the agent's telemetry.

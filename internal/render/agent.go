@@ -1,6 +1,8 @@
 package render
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,39 +31,81 @@ const (
 	EnvSink               = "K_SINK"
 )
 
-// ForwardTargetKey is the key of Observed.ForwardAddresses for a target:
-// "agent/<name>" or "broker/<name>".
+// ForwardTargetKey is the key of Observed.ForwardAddresses and
+// Observed.Refused for a target: "agent/<name>", "agent/<namespace>/<name>"
+// for an agent of another namespace, or "broker/<name>".
 func ForwardTargetKey(t v1alpha1.ForwardTarget) string {
-	if t.Agent != nil {
+	switch {
+	case t.Agent != nil && t.Namespace != nil:
+		return "agent/" + string(*t.Namespace) + "/" + string(*t.Agent)
+	case t.Agent != nil:
 		return "agent/" + string(*t.Agent)
 	}
 	return "broker/" + string(deref(t.Broker))
 }
 
-// BrokerTargets names the Broker behind every address an agent sends events
-// to, keyed as Observed.ForwardAddresses: its own, for replies, and each
-// forward's target. agentBroker names the Broker of a target agent, or ""
-// when that agent does not exist (yet); its forward then waits.
-func BrokerTargets(e *v1alpha1.AgentEventing, agentBroker func(agent string) (string, error)) (map[string]string, error) {
+// A BrokerRef names a Broker an agent sends events to.
+type BrokerRef struct {
+	Namespace, Name string
+}
+
+// A LookupAgentFn finds the eventing spec of a forward's target agent.
+// found is false when the agent does not exist.
+type LookupAgentFn func(namespace, name string) (e *v1alpha1.AgentEventing, found bool, err error)
+
+// ForwardTargets are the Brokers an agent sends events to, and the forward
+// targets it may not send to.
+type ForwardTargets struct {
+	// Brokers behind every address an agent sends events to, keyed as
+	// Observed.ForwardAddresses: its own, for replies, and each forward's
+	// target that exists and accepts it.
+	Brokers map[string]BrokerRef
+
+	// Refused says, keyed as Observed.Refused, why a target agent of another
+	// namespace takes nothing from this one.
+	Refused map[string]string
+}
+
+const fmtRefused = "agent %s/%s does not exist or does not accept events from namespace %s: its eventing.acceptFrom must name it"
+
+// BrokerTargets resolves the Brokers an agent of the namespace sends events
+// to. A target agent that does not exist has no Broker yet; its forward
+// waits. One in another namespace must accept the agent's namespace in its
+// acceptFrom, or it is refused; a missing one is refused alike, so a
+// forward cannot tell which agents another namespace has.
+func BrokerTargets(namespace string, e *v1alpha1.AgentEventing, lookup LookupAgentFn) (ForwardTargets, error) {
+	out := ForwardTargets{}
 	if e == nil {
-		return nil, nil
+		return out, nil
 	}
-	targets := map[string]string{"broker/" + BrokerName(e.Broker): BrokerName(e.Broker)}
+	out.Brokers = map[string]BrokerRef{"broker/" + BrokerName(e.Broker): {Namespace: namespace, Name: BrokerName(e.Broker)}}
 	for _, f := range e.Forwards {
+		key := ForwardTargetKey(f.Target)
 		switch t := f.Target; {
 		case t.Broker != nil:
-			targets[ForwardTargetKey(t)] = string(*t.Broker)
+			out.Brokers[key] = BrokerRef{Namespace: namespace, Name: string(*t.Broker)}
 		case t.Agent != nil:
-			b, err := agentBroker(string(*t.Agent))
-			if err != nil {
-				return nil, err
+			ns := string(deref(t.Namespace))
+			if ns == "" {
+				ns = namespace
 			}
-			if b != "" {
-				targets[ForwardTargetKey(t)] = b
+			target, found, err := lookup(ns, string(*t.Agent))
+			if err != nil {
+				return ForwardTargets{}, err
+			}
+			if ns != namespace && (!found || !slices.Contains(target.GetAcceptFrom(), v1alpha1.DNSLabel(namespace))) {
+				if out.Refused == nil {
+					out.Refused = map[string]string{}
+				}
+				out.Refused[key] = fmt.Sprintf(fmtRefused, ns, *t.Agent, namespace)
+				continue
+			}
+			if found {
+				out.Brokers[key] = BrokerRef{Namespace: ns, Name: BrokerName(target.GetBroker())}
 			}
 		}
 	}
-	return targets, nil
+	return out, nil
 }
 
 // Agent renders the objects of a LambdaAgent. Agents are kept warm: one
@@ -138,6 +182,10 @@ func agent(in AgentInput) (*Objects, error) {
 		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
 	}
 	for _, f := range eventing.Forwards {
+		if why, ok := in.Observed.Refused[ForwardTargetKey(f.Target)]; ok {
+			out.Refused = append(out.Refused, "forward "+string(f.Name)+": "+why)
+			continue
+		}
 		dest, waiting := brokerSubscriber(string(f.Name), ForwardTargetKey(f.Target), in.Observed)
 		if waiting != "" {
 			out.Pending = append(out.Pending, waiting)

@@ -51,3 +51,120 @@ func TestAgentReadinessAndTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestForwardConsent checks which Brokers an agent in namespace sales may
+// forward to: its own namespace's without asking, another namespace's only
+// when the target agent accepts sales, and a refusal that reads the same
+// whether the target refuses or does not exist.
+func TestForwardConsent(t *testing.T) {
+	agents := map[string]*v1alpha1.AgentEventing{
+		"sales/pricing":    {Broker: &v1alpha1.Broker{Name: "pricing"}},
+		"support/triage":   {Broker: &v1alpha1.Broker{Name: "triage"}, AcceptFrom: []v1alpha1.DNSLabel{"marketing", "sales"}},
+		"support/billing":  {AcceptFrom: []v1alpha1.DNSLabel{"marketing"}},
+		"support/escalate": nil,
+	}
+	lookup := func(namespace, name string) (*v1alpha1.AgentEventing, bool, error) {
+		e, ok := agents[namespace+"/"+name]
+		return e, ok, nil
+	}
+	forward := func(name, ns, agent string) v1alpha1.Forward {
+		f := v1alpha1.Forward{Name: v1alpha1.DNSLabel(name), EventTypes: []string{"com.example.lead"}, Target: v1alpha1.ForwardTarget{Agent: ptr.To(v1alpha1.DNSLabel(agent))}}
+		if ns != "" {
+			f.Target.Namespace = ptr.To(v1alpha1.DNSLabel(ns))
+		}
+		return f
+	}
+	own := BrokerRef{Namespace: "sales", Name: "default"}
+	cases := map[string]struct {
+		reason  string
+		forward v1alpha1.Forward
+		want    ForwardTargets
+	}{
+		"SameNamespace": {
+			reason:  "An agent of the same namespace needs no consent.",
+			forward: forward("quotes", "", "pricing"),
+			want:    ForwardTargets{Brokers: map[string]BrokerRef{"broker/default": own, "agent/pricing": {Namespace: "sales", Name: "pricing"}}},
+		},
+		"SameNamespaceNamed": {
+			reason:  "Naming the agent's own namespace changes nothing.",
+			forward: forward("quotes", "sales", "pricing"),
+			want:    ForwardTargets{Brokers: map[string]BrokerRef{"broker/default": own, "agent/sales/pricing": {Namespace: "sales", Name: "pricing"}}},
+		},
+		"Accepted": {
+			reason:  "An agent of another namespace that accepts sales gets its Broker in its namespace.",
+			forward: forward("leads", "support", "triage"),
+			want:    ForwardTargets{Brokers: map[string]BrokerRef{"broker/default": own, "agent/support/triage": {Namespace: "support", Name: "triage"}}},
+		},
+		"NotAccepted": {
+			reason:  "An agent that accepts other namespaces but not sales refuses.",
+			forward: forward("leads", "support", "billing"),
+			want: ForwardTargets{
+				Brokers: map[string]BrokerRef{"broker/default": own},
+				Refused: map[string]string{"agent/support/billing": "agent support/billing does not exist or does not accept events from namespace sales: its eventing.acceptFrom must name it"},
+			},
+		},
+		"NoEventing": {
+			reason:  "An agent that says nothing of eventing accepts no other namespace.",
+			forward: forward("leads", "support", "escalate"),
+			want: ForwardTargets{
+				Brokers: map[string]BrokerRef{"broker/default": own},
+				Refused: map[string]string{"agent/support/escalate": "agent support/escalate does not exist or does not accept events from namespace sales: its eventing.acceptFrom must name it"},
+			},
+		},
+		"Missing": {
+			reason:  "A missing agent of another namespace reads as a refusal, so a forward cannot probe what another namespace holds.",
+			forward: forward("leads", "support", "ghost"),
+			want: ForwardTargets{
+				Brokers: map[string]BrokerRef{"broker/default": own},
+				Refused: map[string]string{"agent/support/ghost": "agent support/ghost does not exist or does not accept events from namespace sales: its eventing.acceptFrom must name it"},
+			},
+		},
+		"MissingSameNamespace": {
+			reason:  "A missing agent of the same namespace is waited for, as before.",
+			forward: forward("quotes", "", "pricing-v2"),
+			want:    ForwardTargets{Brokers: map[string]BrokerRef{"broker/default": own}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := BrokerTargets("sales", &v1alpha1.AgentEventing{Forwards: []v1alpha1.Forward{tc.forward}}, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nBrokerTargets(...): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestRefusedForward checks that a refused forward renders no Trigger and
+// says why, while the agent's other Triggers render.
+func TestRefusedForward(t *testing.T) {
+	key := "agent/support/triage"
+	out, err := Agent(AgentInput{Namespace: "sales", Name: "leads", Spec: v1alpha1.LambdaAgentParameters{
+		Image: v1alpha1.AgentImage{Repository: "ghcr.io/acme/agent", Tag: ptr.To[v1alpha1.ImageTag]("v1")},
+		AI:    v1alpha1.AI{Provider: v1alpha1.AIProviderOllama, Endpoint: ptr.To[v1alpha1.HTTPURL]("http://ollama.ai.svc:11434"), Model: "llama3.2:3b"},
+		Eventing: &v1alpha1.AgentEventing{
+			Subscriptions: []v1alpha1.Subscription{{Name: "inbound", EventType: "com.example.lead"}},
+			Forwards: []v1alpha1.Forward{{Name: "handoff", EventTypes: []string{"com.example.lead.qualified"},
+				Target: v1alpha1.ForwardTarget{Agent: ptr.To[v1alpha1.DNSLabel]("triage"), Namespace: ptr.To[v1alpha1.DNSLabel]("support")}}},
+		},
+	}, Observed: Observed{
+		ForwardAddresses: map[string]string{key: "http://broker-ingress.knative-eventing.svc.cluster.local/support/triage"},
+		Refused:          map[string]string{key: "agent support/triage does not accept"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tr := range out.Triggers {
+		names = append(names, tr.Name)
+	}
+	if want := []string{TriggerName(v1alpha1.LambdaAgentKind, "leads", "inbound", "subscription/inbound")}; !cmp.Equal(want, names) {
+		t.Errorf("Triggers %v, want only the subscription's %v", names, want)
+	}
+	if want := []string{"forward handoff: agent support/triage does not accept"}; !cmp.Equal(want, out.Refused) {
+		t.Errorf("Refused %q, want %q", out.Refused, want)
+	}
+}

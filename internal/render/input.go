@@ -163,6 +163,10 @@ type Observed struct {
 	// ForwardAddresses map a forward target (see ForwardTargetKey) to the
 	// address its Broker reports in status.address.url.
 	ForwardAddresses map[string]string
+
+	// Refused maps a forward target (see ForwardTargetKey) to why it takes
+	// no events from this agent: BrokerTargets' Refused.
+	Refused map[string]string
 }
 
 // A Build is the outcome of a successful build.
@@ -206,6 +210,10 @@ type Objects struct {
 	// Pending says what the objects wait for, such as a build or the address
 	// of a forward's Broker. Empty when nothing is missing.
 	Pending []string
+
+	// Refused says which forwards deliver nothing because their target
+	// does not accept them. Their Triggers are not rendered.
+	Refused []string
 
 	BuildContext *corev1.ConfigMap
 	// BuildNetworkPolicy limits where the build's pods may connect; nil

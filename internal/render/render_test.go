@@ -49,6 +49,8 @@ var testObserved = Observed{
 	ForwardAddresses: map[string]string{
 		"agent/supervisor": "http://broker-ingress.knative-eventing.svc.cluster.local/apps/supervisor",
 		"broker/humans":    "http://broker-ingress.knative-eventing.svc.cluster.local/apps/humans",
+		// A target in another namespace that accepts the golden agents'.
+		"agent/billing/refunds": "http://broker-ingress.knative-eventing.svc.cluster.local/billing/refunds",
 	},
 }
 

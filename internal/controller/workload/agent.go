@@ -35,11 +35,11 @@ func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (ma
 		return c.deleting(ctx)
 	}
 	spec := mg.Spec.ForProvider
-	addrs, err := c.addresses(ctx, mg)
+	observed, err := c.addresses(ctx, mg)
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
-	objs, err := render.Agent(render.AgentInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults, Observed: render.Observed{ForwardAddresses: addrs}})
+	objs, err := render.Agent(render.AgentInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults, Observed: observed})
 	if err != nil {
 		mg.SetConditions(notReady(mg, v1alpha1.ReasonInvalid, err.Error()))
 		return managed.ExternalObservation{}, errors.Wrap(err, errRender)
@@ -65,25 +65,26 @@ func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (ma
 }
 
 // addresses reads the address of every Broker the agent sends events to:
-// its own (for replies) and its forwards' targets. A Broker without an
-// address yet is left out; render says what waits for it.
-func (c *agentClient) addresses(ctx context.Context, mg *v1alpha1.LambdaAgent) (map[string]string, error) {
-	targets, err := render.BrokerTargets(mg.Spec.ForProvider.Eventing, func(agent string) (string, error) {
+// its own (for replies) and its forwards' targets, and which targets refuse
+// it. A Broker without an address yet is left out; render says what waits
+// for it.
+func (c *agentClient) addresses(ctx context.Context, mg *v1alpha1.LambdaAgent) (render.Observed, error) {
+	targets, err := render.BrokerTargets(mg.Namespace, mg.Spec.ForProvider.Eventing, func(namespace, agent string) (*v1alpha1.AgentEventing, bool, error) {
 		a := &v1alpha1.LambdaAgent{}
-		if err := c.local.Get(ctx, types.NamespacedName{Namespace: mg.Namespace, Name: agent}, a); err != nil {
-			return "", errors.Wrap(client.IgnoreNotFound(err), errGetTargetAgent)
+		if err := c.local.Get(ctx, types.NamespacedName{Namespace: namespace, Name: agent}, a); err != nil {
+			return nil, false, errors.Wrap(client.IgnoreNotFound(err), errGetTargetAgent)
 		}
-		return render.BrokerName(a.Spec.ForProvider.Eventing.GetBroker()), nil
+		return a.Spec.ForProvider.Eventing, true, nil
 	})
 	if err != nil {
-		return nil, err
+		return render.Observed{}, err
 	}
 	addrs := map[string]string{}
-	for key, name := range targets {
+	for key, ref := range targets.Brokers {
 		b := &eventingv1.Broker{}
-		if err := c.kube.Get(ctx, types.NamespacedName{Namespace: mg.Namespace, Name: name}, b); err != nil {
+		if err := c.kube.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, b); err != nil {
 			if client.IgnoreNotFound(err) != nil {
-				return nil, errors.Wrap(err, errGetBroker)
+				return render.Observed{}, errors.Wrap(err, errGetBroker)
 			}
 			continue
 		}
@@ -91,7 +92,7 @@ func (c *agentClient) addresses(ctx context.Context, mg *v1alpha1.LambdaAgent) (
 			addrs[key] = a
 		}
 	}
-	return addrs, nil
+	return render.Observed{ForwardAddresses: addrs, Refused: targets.Refused}, nil
 }
 
 // Create applies what Observe rendered.

@@ -74,6 +74,9 @@ func (c connection) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservati
 	case !st.upToDate:
 		at.Phase = v1alpha1.PhaseDeploying
 		mg.SetConditions(notReady(mg, v1alpha1.ReasonDeploying, "applying: "+strings.Join(st.differences, "; ")))
+	case len(objs.Refused) > 0:
+		at.Phase = v1alpha1.PhaseFailed
+		mg.SetConditions(notReady(mg, v1alpha1.ReasonForwardRefused, strings.Join(objs.Refused, "; ")))
 	case len(objs.Pending) > 0:
 		at.Phase = v1alpha1.PhaseDeploying
 		mg.SetConditions(notReady(mg, v1alpha1.ReasonWaiting, strings.Join(objs.Pending, "; ")))
