@@ -3,11 +3,11 @@ package controller_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
@@ -90,16 +90,7 @@ func TestAgentForwards(t *testing.T) {
 	}
 	playact.MarkServiceReady(ctx, t, c, svc)
 	setBrokerAddress(ctx, t, c, ns, "support")
-	mg := &v1alpha1.LambdaAgent{}
-	wait.Until(ctx, t, "the agent waits for the supervisor's Broker", func() string {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(support), mg); err != nil {
-			return err.Error()
-		}
-		if r := mg.GetCondition(xpv2.TypeReady); r.Reason != "Waiting" || !strings.Contains(r.Message, "forward escalations") {
-			return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
-		}
-		return ""
-	})
+	waitCondition(ctx, t, c, support, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonWaiting, "forward escalations")
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: render.TriggerName(v1alpha1.LambdaAgentKind, "support", "escalations-0", "forward/escalations/0")}, &eventingv1.Trigger{}); err == nil {
 		t.Error("a forward Trigger exists before its Broker has an address")
 	}
@@ -115,15 +106,7 @@ func TestAgentForwards(t *testing.T) {
 		}
 		return ""
 	})
-	wait.Until(ctx, t, "the agent is Ready", func() string {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(support), mg); err != nil {
-			return err.Error()
-		}
-		if r := mg.GetCondition(xpv2.TypeReady); r.Status != corev1.ConditionTrue {
-			return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
-		}
-		return ""
-	})
+	waitCondition(ctx, t, c, support, xpv2.TypeReady, corev1.ConditionTrue, "", "")
 }
 
 // TestRemoteTarget checks that a ProviderConfig with a kubeconfig Secret
@@ -158,4 +141,90 @@ func TestRemoteTarget(t *testing.T) {
 		}
 		return ""
 	})
+}
+
+// TestForwardAcrossNamespaces checks, against a real API server with
+// Knative played, that a forward to an agent of another namespace is
+// refused until that agent accepts the namespace, then delivers to its
+// Broker's address in its namespace, and that its Trigger goes as soon as
+// the consent is withdrawn, while the forwarding agent's own Service and
+// Triggers run throughout.
+func TestForwardAcrossNamespaces(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, c, sales := newScene(ctx, t, "sales", keep)
+	support := newNamespace(ctx, t, c, "support")
+	newProviderConfig(ctx, t, c, support)
+	playEventing(ctx, c, support)
+	pc := xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "default"}
+	triage := newAgent(support, "triage", pc, &v1alpha1.AgentEventing{Broker: &v1alpha1.Broker{Name: "triage", Create: true}})
+	leads := newAgent(sales, "leads", pc, &v1alpha1.AgentEventing{
+		Broker:        &v1alpha1.Broker{Name: "leads", Create: true},
+		Subscriptions: []v1alpha1.Subscription{{Name: "inbound", EventType: "com.example.lead"}},
+		Forwards: []v1alpha1.Forward{{Name: "handoff", EventTypes: []string{"com.example.lead.qualified"},
+			Target: v1alpha1.ForwardTarget{Agent: ptr(v1alpha1.DNSLabel("triage")), Namespace: ptr(v1alpha1.DNSLabel(support))}}},
+	})
+	for _, a := range []*v1alpha1.LambdaAgent{triage, leads} {
+		if err := c.Create(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range []*v1alpha1.LambdaAgent{triage, leads} {
+		svc := &servingv1.Service{}
+		wait.Until(ctx, t, a.Name+"'s Service exists", func() string {
+			return wait.ErrString(c.Get(ctx, client.ObjectKeyFromObject(a), svc))
+		})
+		playact.MarkServiceReady(ctx, t, c, svc)
+	}
+	handoff := client.ObjectKey{Namespace: sales, Name: render.TriggerName(v1alpha1.LambdaAgentKind, "leads", "handoff-0", "forward/handoff/0")}
+	refused := fmt.Sprintf("forward handoff: agent %s/triage does not exist or does not accept events from namespace %s", support, sales)
+
+	waitCondition(ctx, t, c, leads, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonForwardRefused, refused)
+	if err := c.Get(ctx, handoff, &eventingv1.Trigger{}); !kerrors.IsNotFound(err) {
+		t.Errorf("a refused forward has a Trigger: %v", err)
+	}
+	inbound := client.ObjectKey{Namespace: sales, Name: render.TriggerName(v1alpha1.LambdaAgentKind, "leads", "inbound", "subscription/inbound")}
+	if err := c.Get(ctx, inbound, &eventingv1.Trigger{}); err != nil {
+		t.Errorf("a refused forward held back the agent's subscription: %v", err)
+	}
+
+	update(ctx, t, c, client.ObjectKeyFromObject(triage), func(a *v1alpha1.LambdaAgent) {
+		a.Spec.ForProvider.Eventing.AcceptFrom = []v1alpha1.DNSLabel{v1alpha1.DNSLabel(sales)}
+	})
+	broker := &eventingv1.Broker{}
+	wait.Until(ctx, t, "the triage Broker has its address", func() string {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: support, Name: "triage"}, broker); err != nil {
+			return err.Error()
+		}
+		if broker.Status.Address == nil || broker.Status.Address.URL == nil {
+			return "no address"
+		}
+		return ""
+	})
+	addr := broker.Status.Address.URL.String()
+	wait.Until(ctx, t, "the forward delivers to the triage Broker's address", func() string {
+		tr := &eventingv1.Trigger{}
+		if err := c.Get(ctx, handoff, tr); err != nil {
+			return err.Error()
+		}
+		if tr.Spec.Broker != "leads" || tr.Spec.Subscriber.URI == nil || tr.Spec.Subscriber.URI.String() != addr {
+			return fmt.Sprintf("broker %s, subscriber %+v", tr.Spec.Broker, tr.Spec.Subscriber)
+		}
+		return ""
+	})
+	waitCondition(ctx, t, c, leads, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+
+	update(ctx, t, c, client.ObjectKeyFromObject(triage), func(a *v1alpha1.LambdaAgent) {
+		a.Spec.ForProvider.Eventing.AcceptFrom = nil
+	})
+	wait.Until(ctx, t, "the withdrawn forward's Trigger is gone", func() string {
+		if err := c.Get(ctx, handoff, &eventingv1.Trigger{}); !kerrors.IsNotFound(err) {
+			return fmt.Sprintf("Get: %v", err)
+		}
+		return ""
+	})
+	waitCondition(ctx, t, c, leads, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonForwardRefused, refused)
+	if err := c.Get(ctx, inbound, &eventingv1.Trigger{}); err != nil {
+		t.Errorf("withdrawing consent removed the agent's subscription: %v", err)
+	}
 }

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -344,16 +345,16 @@ func buildToReady(ctx context.Context, t *testing.T, c client.Client, fn *v1alph
 	return svc
 }
 
-// waitCondition waits until a function's condition has a status, and the
+// waitCondition waits until a resource's condition has a status, and the
 // reason and a message containing what is given, where given.
-func waitCondition(ctx context.Context, t *testing.T, c client.Client, fn *v1alpha1.LambdaFunction, ct xpv2.ConditionType, status corev1.ConditionStatus, reason xpv2.ConditionReason, msg string) {
+func waitCondition(ctx context.Context, t *testing.T, c client.Client, mg resource.Managed, ct xpv2.ConditionType, status corev1.ConditionStatus, reason xpv2.ConditionReason, msg string) {
 	t.Helper()
-	wait.Until(ctx, t, fmt.Sprintf("%s: %s=%s %s %q", fn.Name, ct, status, reason, msg), func() string {
-		mg := &v1alpha1.LambdaFunction{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
+	wait.Until(ctx, t, fmt.Sprintf("%s: %s=%s %s %q", mg.GetName(), ct, status, reason, msg), func() string {
+		live := mg.DeepCopyObject().(resource.Managed) //nolint:forcetypeassert // A copy of a resource.Managed.
+		if err := c.Get(ctx, client.ObjectKeyFromObject(mg), live); err != nil {
 			return err.Error()
 		}
-		got := mg.GetCondition(ct)
+		got := live.GetCondition(ct)
 		if got.Status != status || (reason != "" && got.Reason != reason) || !strings.Contains(got.Message, msg) {
 			return fmt.Sprintf("%s %s %q", got.Status, got.Reason, got.Message)
 		}
