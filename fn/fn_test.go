@@ -923,13 +923,7 @@ func TestRunFunctionAgent(t *testing.T) {
 		"spec":     fromYAML(t, supportSpec),
 	})
 
-	cases := map[string]struct {
-		reason       string
-		required     map[string]*fnv1.Resources
-		composed     map[string]composedSummary
-		requirements map[string]*fnv1.ResourceSelector
-		conditions   []*fnv1.Condition
-	}{
+	cases := map[string]agentPass{
 		"FirstAsk": {
 			reason:   "Before Crossplane answers, the agent's own Broker and the target agent are required and nothing is composed.",
 			composed: composedOf(),
@@ -955,6 +949,22 @@ func TestRunFunctionAgent(t *testing.T) {
 			conditions: progressingConditions("Deploying", "waiting for the Knative Service to be Ready: the Knative Service does not exist yet"),
 		},
 	}
+	runAgentPasses(t, xr, cases)
+}
+
+// An agentPass is one pass of the function over an Agent: what Crossplane
+// supplies, and what the function composes, requires and says.
+type agentPass struct {
+	reason       string
+	required     map[string]*fnv1.Resources
+	composed     map[string]composedSummary
+	requirements map[string]*fnv1.ResourceSelector
+	conditions   []*fnv1.Condition
+}
+
+// runAgentPasses runs the function over the Agent XR once per pass.
+func runAgentPasses(t *testing.T, xr string, cases map[string]agentPass) {
+	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			req := &fnv1.RunFunctionRequest{
