@@ -167,7 +167,14 @@ type ForwardTarget struct {
 	Broker *DNSLabel `json:"broker,omitempty"`
 }
 
+// An Intent is the value of the intent CloudEvents extension attribute an
+// agent routes on, such as refund-request.
+// +kubebuilder:validation:MaxLength=63
+// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?$')",message="must be an intent name: lowercase letters, digits and '-', starting and ending with a letter or digit"
+type Intent string
+
 // A Forward sends events of the agent's Broker on to another Broker.
+// +kubebuilder:validation:XValidation:rule="has(self.eventTypes) || has(self.intents)",message="a forward selects events by eventTypes, intents or both"
 type Forward struct {
 	// Name of the forward, unique within the agent. It names the Trigger.
 	Name DNSLabel `json:"name"`
@@ -177,7 +184,17 @@ type Forward struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=253
 	// +listType=set
-	EventTypes []string `json:"eventTypes"`
+	// +optional
+	EventTypes []string `json:"eventTypes,omitempty"`
+
+	// Intents forward the events whose intent extension attribute is one
+	// of them. With EventTypes too, an event must match a type and an
+	// intent; one Trigger for each pair.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=set
+	// +optional
+	Intents []Intent `json:"intents,omitempty"`
 
 	// Target of the forwarded events.
 	Target ForwardTarget `json:"target"`
@@ -210,6 +227,15 @@ type AgentEventing struct {
 	// EmitEvents lets the agent publish its replies as events to the Broker.
 	// +optional
 	EmitEvents *bool `json:"emitEvents,omitempty"`
+
+	// Intents the agent handles: events whose intent extension attribute
+	// (a CloudEvents extension, such as intent: refund-request) is one of
+	// them are delivered to the agent, whatever their type; one Trigger
+	// each.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=set
+	// +optional
+	Intents []Intent `json:"intents,omitempty"`
 
 	// AcceptFrom names the other namespaces whose agents may forward events
 	// to this agent's Broker. Agents of its own namespace always may.

@@ -102,6 +102,11 @@ func (in *AgentEventing) DeepCopyInto(out *AgentEventing) {
 		*out = new(bool)
 		**out = **in
 	}
+	if in.Intents != nil {
+		in, out := &in.Intents, &out.Intents
+		*out = make([]Intent, len(*in))
+		copy(*out, *in)
+	}
 	if in.AcceptFrom != nil {
 		in, out := &in.AcceptFrom, &out.AcceptFrom
 		*out = make([]DNSLabel, len(*in))
@@ -659,6 +664,11 @@ func (in *Forward) DeepCopyInto(out *Forward) {
 	if in.EventTypes != nil {
 		in, out := &in.EventTypes, &out.EventTypes
 		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
+	if in.Intents != nil {
+		in, out := &in.Intents, &out.Intents
+		*out = make([]Intent, len(*in))
 		copy(*out, *in)
 	}
 	in.Target.DeepCopyInto(&out.Target)

@@ -181,6 +181,10 @@ func agent(in AgentInput) (*Objects, error) {
 		sub := subscription{name: string(s.Name), key: "subscription/" + string(s.Name), filters: filters, delivery: s.Delivery, parallelism: s.Parallelism}
 		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
 	}
+	for _, i := range eventing.Intents {
+		sub := subscription{name: "intent-" + string(i), key: "intent/" + string(i), filters: map[string]string{ExtensionIntent: string(i)}}
+		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
+	}
 	for _, f := range eventing.Forwards {
 		if why, ok := in.Observed.Refused[ForwardTargetKey(f.Target)]; ok {
 			out.Refused = append(out.Refused, "forward "+string(f.Name)+": "+why)
@@ -191,12 +195,43 @@ func agent(in AgentInput) (*Objects, error) {
 			out.Pending = append(out.Pending, waiting)
 			continue
 		}
-		for i, t := range f.EventTypes {
-			sub := subscription{name: string(f.Name) + "-" + strconv.Itoa(i), key: "forward/" + string(f.Name) + "/" + strconv.Itoa(i), filters: map[string]string{"type": t}}
+		for _, sub := range forwardSubscriptions(f) {
 			out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, in.Defaults, dest))
 		}
 	}
 	return out, nil
+}
+
+// ExtensionIntent is the CloudEvents extension attribute agents route on.
+const ExtensionIntent = "intent"
+
+// forwardSubscriptions are the Triggers' subscriptions of a forward: one
+// per event type, per intent, or per pair of both, so an event matches one
+// Trigger of the forward at most and is forwarded once. A forward by type
+// alone keeps the names it has always had.
+func forwardSubscriptions(f v1alpha1.Forward) []subscription {
+	var out []subscription
+	add := func(key string, filters map[string]string) {
+		i := strconv.Itoa(len(out))
+		out = append(out, subscription{name: string(f.Name) + "-" + i, key: "forward/" + string(f.Name) + "/" + key, filters: filters})
+	}
+	switch {
+	case len(f.Intents) == 0:
+		for i, t := range f.EventTypes {
+			add(strconv.Itoa(i), map[string]string{"type": t})
+		}
+	case len(f.EventTypes) == 0:
+		for _, in := range f.Intents {
+			add("intent/"+string(in), map[string]string{ExtensionIntent: string(in)})
+		}
+	default:
+		for _, t := range f.EventTypes {
+			for _, in := range f.Intents {
+				add("type/"+t+"/intent/"+string(in), map[string]string{"type": t, ExtensionIntent: string(in)})
+			}
+		}
+	}
+	return out
 }
 
 // aiEnv renders the LLM settings as the environment agent images read.

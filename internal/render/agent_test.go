@@ -168,3 +168,80 @@ func TestRefusedForward(t *testing.T) {
 		t.Errorf("Refused %q, want %q", out.Refused, want)
 	}
 }
+
+// TestIntents checks intent routing: an agent's intents each get a Trigger
+// on the intent extension attribute, delivering to the agent; a forward
+// selects by type, by intent, or by both, with one Trigger per type, intent
+// or pair, so no event is forwarded twice.
+func TestIntents(t *testing.T) {
+	type got struct {
+		Name    string
+		Filters map[string]string
+		Sink    string
+	}
+	const addr = "http://broker-ingress.knative-eventing.svc.cluster.local/apps/humans"
+	forward := func(types []string, intents ...v1alpha1.Intent) v1alpha1.Forward {
+		return v1alpha1.Forward{Name: "legal", EventTypes: types, Intents: intents, Target: v1alpha1.ForwardTarget{Broker: ptr.To[v1alpha1.DNSLabel]("humans")}}
+	}
+	name := func(trigger, key string) string { return TriggerName(v1alpha1.LambdaAgentKind, "triage", trigger, key) }
+	cases := map[string]struct {
+		reason   string
+		eventing v1alpha1.AgentEventing
+		want     []got
+	}{
+		"Handles": {
+			reason:   "Each intent the agent handles is a Trigger on the intent attribute alone, delivering to the agent's Service.",
+			eventing: v1alpha1.AgentEventing{Intents: []v1alpha1.Intent{"refund-request", "legal-hold"}},
+			want: []got{
+				{Name: name("intent-refund-request", "intent/refund-request"), Filters: map[string]string{"intent": "refund-request"}, Sink: "Service/triage"},
+				{Name: name("intent-legal-hold", "intent/legal-hold"), Filters: map[string]string{"intent": "legal-hold"}, Sink: "Service/triage"},
+			},
+		},
+		"ForwardByType": {
+			reason:   "A forward by type alone keeps the Trigger names it has always had.",
+			eventing: v1alpha1.AgentEventing{Forwards: []v1alpha1.Forward{forward([]string{"com.example.subpoena"})}},
+			want:     []got{{Name: name("legal-0", "forward/legal/0"), Filters: map[string]string{"type": "com.example.subpoena"}, Sink: addr}},
+		},
+		"ForwardByIntent": {
+			reason:   "A forward by intent has a Trigger per intent, whatever the type.",
+			eventing: v1alpha1.AgentEventing{Forwards: []v1alpha1.Forward{forward(nil, "legal-hold", "gdpr-erasure")}},
+			want: []got{
+				{Name: name("legal-0", "forward/legal/intent/legal-hold"), Filters: map[string]string{"intent": "legal-hold"}, Sink: addr},
+				{Name: name("legal-1", "forward/legal/intent/gdpr-erasure"), Filters: map[string]string{"intent": "gdpr-erasure"}, Sink: addr},
+			},
+		},
+		"ForwardByBoth": {
+			reason:   "A forward by type and intent matches both: a Trigger per pair.",
+			eventing: v1alpha1.AgentEventing{Forwards: []v1alpha1.Forward{forward([]string{"com.example.ticket", "com.example.mail"}, "legal-hold")}},
+			want: []got{
+				{Name: name("legal-0", "forward/legal/type/com.example.ticket/intent/legal-hold"), Filters: map[string]string{"type": "com.example.ticket", "intent": "legal-hold"}, Sink: addr},
+				{Name: name("legal-1", "forward/legal/type/com.example.mail/intent/legal-hold"), Filters: map[string]string{"type": "com.example.mail", "intent": "legal-hold"}, Sink: addr},
+			},
+		},
+	}
+	for n, tc := range cases {
+		t.Run(n, func(t *testing.T) {
+			out, err := Agent(AgentInput{Namespace: "apps", Name: "triage", Spec: v1alpha1.LambdaAgentParameters{
+				Image:    v1alpha1.AgentImage{Repository: "ghcr.io/acme/agent", Tag: ptr.To[v1alpha1.ImageTag]("v1")},
+				AI:       v1alpha1.AI{Provider: v1alpha1.AIProviderOllama, Endpoint: ptr.To[v1alpha1.HTTPURL]("http://ollama.ai.svc:11434"), Model: "llama3.2:3b"},
+				Eventing: &tc.eventing,
+			}, Observed: Observed{ForwardAddresses: map[string]string{"broker/humans": addr}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var triggers []got
+			for _, tr := range out.Triggers {
+				g := got{Name: tr.Name, Filters: map[string]string(tr.Spec.Filter.Attributes)}
+				if s := tr.Spec.Subscriber; s.Ref != nil {
+					g.Sink = s.Ref.Kind + "/" + s.Ref.Name
+				} else {
+					g.Sink = s.URI.String()
+				}
+				triggers = append(triggers, g)
+			}
+			if diff := cmp.Diff(tc.want, triggers); diff != "" {
+				t.Errorf("%s\nTriggers: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
