@@ -18,6 +18,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -169,13 +170,7 @@ func TestForwardAcrossNamespaces(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, a := range []*v1alpha1.LambdaAgent{triage, leads} {
-		svc := &servingv1.Service{}
-		wait.Until(ctx, t, a.Name+"'s Service exists", func() string {
-			return wait.ErrString(c.Get(ctx, client.ObjectKeyFromObject(a), svc))
-		})
-		playact.MarkServiceReady(ctx, t, c, svc)
-	}
+	serveAgents(ctx, t, c, triage, leads)
 	handoff := client.ObjectKey{Namespace: sales, Name: render.TriggerName(v1alpha1.LambdaAgentKind, "leads", "handoff-0", "forward/handoff/0")}
 	refused := fmt.Sprintf("forward handoff: agent %s/triage does not exist or does not accept events from namespace %s", support, sales)
 
@@ -191,17 +186,7 @@ func TestForwardAcrossNamespaces(t *testing.T) {
 	update(ctx, t, c, client.ObjectKeyFromObject(triage), func(a *v1alpha1.LambdaAgent) {
 		a.Spec.ForProvider.Eventing.AcceptFrom = []v1alpha1.DNSLabel{v1alpha1.DNSLabel(sales)}
 	})
-	broker := &eventingv1.Broker{}
-	wait.Until(ctx, t, "the triage Broker has its address", func() string {
-		if err := c.Get(ctx, client.ObjectKey{Namespace: support, Name: "triage"}, broker); err != nil {
-			return err.Error()
-		}
-		if broker.Status.Address == nil || broker.Status.Address.URL == nil {
-			return "no address"
-		}
-		return ""
-	})
-	addr := broker.Status.Address.URL.String()
+	addr := brokerAddress(ctx, t, c, support, "triage")
 	wait.Until(ctx, t, "the forward delivers to the triage Broker's address", func() string {
 		tr := &eventingv1.Trigger{}
 		if err := c.Get(ctx, handoff, tr); err != nil {
@@ -227,4 +212,83 @@ func TestForwardAcrossNamespaces(t *testing.T) {
 	if err := c.Get(ctx, inbound, &eventingv1.Trigger{}); err != nil {
 		t.Errorf("withdrawing consent removed the agent's subscription: %v", err)
 	}
+}
+
+// TestIntentRouting checks, against a real API server with Knative played,
+// that an agent's intents and a forward by intent become Triggers on the
+// intent extension attribute, one delivering to the agent's Service and one
+// to the target agent's Broker address, and that the agent is Ready.
+func TestIntentRouting(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, c, ns := newScene(ctx, t, "intents", keep)
+	pc := xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "default"}
+	legal := newAgent(ns, "legal", pc, &v1alpha1.AgentEventing{Broker: &v1alpha1.Broker{Name: "legal", Create: true}})
+	router := newAgent(ns, "router", pc, &v1alpha1.AgentEventing{
+		Broker:   &v1alpha1.Broker{Name: "router", Create: true},
+		Intents:  []v1alpha1.Intent{"refund-request"},
+		Forwards: []v1alpha1.Forward{{Name: "holds", Intents: []v1alpha1.Intent{"legal-hold"}, Target: v1alpha1.ForwardTarget{Agent: ptr(v1alpha1.DNSLabel("legal"))}}},
+	})
+	for _, a := range []*v1alpha1.LambdaAgent{legal, router} {
+		if err := c.Create(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	serveAgents(ctx, t, c, legal, router)
+	legalAddr := brokerAddress(ctx, t, c, ns, "legal")
+	for _, want := range []struct {
+		name, key, intent, sink string
+	}{
+		{name: "intent-refund-request", key: "intent/refund-request", intent: "refund-request", sink: "Service/router"},
+		{name: "holds-0", key: "forward/holds/intent/legal-hold", intent: "legal-hold", sink: legalAddr},
+	} {
+		key := client.ObjectKey{Namespace: ns, Name: render.TriggerName(v1alpha1.LambdaAgentKind, "router", want.name, want.key)}
+		wait.Until(ctx, t, "the "+want.intent+" Trigger delivers to "+want.sink, func() string {
+			tr := &eventingv1.Trigger{}
+			if err := c.Get(ctx, key, tr); err != nil {
+				return err.Error()
+			}
+			sink := ""
+			if s := tr.Spec.Subscriber; s.Ref != nil {
+				sink = s.Ref.Kind + "/" + s.Ref.Name
+			} else if s.URI != nil {
+				sink = s.URI.String()
+			}
+			if tr.Spec.Filter == nil || tr.Spec.Filter.Attributes["intent"] != want.intent || len(tr.Spec.Filter.Attributes) != 1 || sink != want.sink {
+				return fmt.Sprintf("filter %+v, subscriber %s", tr.Spec.Filter, sink)
+			}
+			return ""
+		})
+	}
+	waitCondition(ctx, t, c, router, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+}
+
+// serveAgents plays Knative Serving rolling out each agent's Service once
+// the provider has applied it.
+func serveAgents(ctx context.Context, t *testing.T, c client.Client, agents ...*v1alpha1.LambdaAgent) {
+	t.Helper()
+	for _, a := range agents {
+		svc := &servingv1.Service{}
+		wait.Until(ctx, t, a.Name+"'s Service exists", func() string {
+			return wait.ErrString(c.Get(ctx, client.ObjectKeyFromObject(a), svc))
+		})
+		playact.MarkServiceReady(ctx, t, c, svc)
+	}
+}
+
+// brokerAddress waits until a Broker reports its address, as the scene's
+// Eventing player makes it, and returns it.
+func brokerAddress(ctx context.Context, t *testing.T, c client.Client, ns, name string) string {
+	t.Helper()
+	b := &eventingv1.Broker{}
+	wait.Until(ctx, t, "Broker "+name+" has its address", func() string {
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, b); err != nil {
+			return err.Error()
+		}
+		if observe.BrokerAddress(b) == "" {
+			return "no address"
+		}
+		return ""
+	})
+	return observe.BrokerAddress(b)
 }
