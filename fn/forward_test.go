@@ -98,3 +98,54 @@ func TestForwardAcrossNamespacesComposed(t *testing.T) {
 		},
 	})
 }
+
+// TestIntentsComposed checks that Direct mode composes an Agent's intent
+// Triggers and its forward by intent, once Crossplane has supplied the
+// Brokers they need.
+func TestIntentsComposed(t *testing.T) {
+	const routerSpec = `
+image: {repository: ghcr.io/acme/router-agent, tag: v1.0.0}
+ai: {provider: ollama, endpoint: "http://ollama.ai.svc:11434", model: "llama3.2:3b"}
+eventing:
+  broker: {name: router}
+  intents: [refund-request]
+  forwards:
+  - name: holds
+    intents: [legal-hold]
+    target: {broker: humans}
+`
+	var spec v1alpha1.LambdaAgentParameters
+	if err := yaml.UnmarshalStrict([]byte(routerSpec), &spec); err != nil {
+		t.Fatal(err)
+	}
+	addr := func(name string) string { return "http://broker-ingress.knative-eventing.svc/apps/" + name }
+	objs, err := render.Agent(render.AgentInput{Namespace: testNS, Name: "router", Spec: spec, Observed: render.Observed{ForwardAddresses: map[string]string{
+		"broker/router": addr("router"), "broker/humans": addr("humans"),
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs.Triggers) != 2 {
+		t.Fatalf("render made %d Triggers, want the intent's and the forward's", len(objs.Triggers))
+	}
+	broker := func(name string) *fnv1.Resources {
+		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"eventing.knative.dev/v1","kind":"Broker","metadata":{"name":"`+name+`","namespace":"apps"},"status":{"address":{"url":"`+addr(name)+`"}}}`)}}}
+	}
+	sel := func(name string) *fnv1.ResourceSelector {
+		return &fnv1.ResourceSelector{ApiVersion: "eventing.knative.dev/v1", Kind: "Broker", Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchName{MatchName: name}}
+	}
+	xr := toJSON(t, map[string]any{
+		"apiVersion": "platform.lambda.crossplane.io/v1alpha1", "kind": "Agent",
+		"metadata": map[string]any{"name": "router", "namespace": testNS, "generation": 1},
+		"spec":     fromYAML(t, routerSpec),
+	})
+	runAgentPasses(t, xr, map[string]agentPass{
+		"Routed": {
+			reason:       "With both Brokers supplied, the intent's Trigger and the forward's are composed beside the Service.",
+			required:     map[string]*fnv1.Resources{"broker-router": broker("router"), "broker-humans": broker("humans")},
+			composed:     composedOf(append([]composedSummary{serviceRunning("router", false, objs.Image)}, triggersOf(objs)...)...),
+			requirements: map[string]*fnv1.ResourceSelector{"broker-router": sel("router"), "broker-humans": sel("humans")},
+			conditions:   progressingConditions("Deploying", "waiting for the Knative Service to be Ready: the Knative Service does not exist yet"),
+		},
+	})
+}
