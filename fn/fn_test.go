@@ -911,17 +911,11 @@ func TestRunFunctionAgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	broker := func(name, addr string) *fnv1.Resources {
-		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"eventing.knative.dev/v1","kind":"Broker","metadata":{"name":"`+name+`","namespace":"apps"},"status":{"address":{"url":"`+addr+`"}}}`)}}}
-	}
+	broker := func(name, addr string) *fnv1.Resources { return brokerAt(t, testNS, name, addr) }
 	sel := func(apiVersion, kind, name string) *fnv1.ResourceSelector {
-		return &fnv1.ResourceSelector{ApiVersion: apiVersion, Kind: kind, Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchName{MatchName: name}}
+		return selectName(apiVersion, kind, testNS, name)
 	}
-	xr := toJSON(t, map[string]any{
-		"apiVersion": "platform.lambda.crossplane.io/v1alpha1", "kind": "Agent",
-		"metadata": map[string]any{"name": "support", "namespace": testNS, "generation": 1},
-		"spec":     fromYAML(t, supportSpec),
-	})
+	xr := agentXR(t, "support", supportSpec)
 
 	cases := map[string]agentPass{
 		"FirstAsk": {
@@ -950,6 +944,28 @@ func TestRunFunctionAgent(t *testing.T) {
 		},
 	}
 	runAgentPasses(t, xr, cases)
+}
+
+// brokerAt is a Broker as Crossplane supplies it when required: reporting
+// its address.
+func brokerAt(t testing.TB, namespace, name, addr string) *fnv1.Resources {
+	t.Helper()
+	return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"eventing.knative.dev/v1","kind":"Broker","metadata":{"name":"`+name+`","namespace":"`+namespace+`"},"status":{"address":{"url":"`+addr+`"}}}`)}}}
+}
+
+// selectName is how the function requires one object by name.
+func selectName(apiVersion, kind, namespace, name string) *fnv1.ResourceSelector {
+	return &fnv1.ResourceSelector{ApiVersion: apiVersion, Kind: kind, Namespace: ptr.To(namespace), Match: &fnv1.ResourceSelector_MatchName{MatchName: name}}
+}
+
+// agentXR is a v2 Agent of the spec, in the test namespace.
+func agentXR(t testing.TB, name, spec string) string {
+	t.Helper()
+	return toJSON(t, map[string]any{
+		"apiVersion": "platform.lambda.crossplane.io/v1alpha1", "kind": "Agent",
+		"metadata": map[string]any{"name": name, "namespace": testNS, "generation": 1},
+		"spec":     fromYAML(t, spec),
+	})
 }
 
 // An agentPass is one pass of the function over an Agent: what Crossplane

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -43,27 +42,17 @@ func TestForwardAcrossNamespacesComposed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	one := func(o string) *fnv1.Resources {
-		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, o)}}}
-	}
-	sel := func(apiVersion, kind, namespace, name string) *fnv1.ResourceSelector {
-		return &fnv1.ResourceSelector{ApiVersion: apiVersion, Kind: kind, Namespace: ptr.To(namespace), Match: &fnv1.ResourceSelector_MatchName{MatchName: name}}
-	}
 	triage := func(acceptFrom string) *fnv1.Resources {
-		return one(`{"apiVersion":"platform.lambda.crossplane.io/v1alpha1","kind":"Agent","metadata":{"name":"triage","namespace":"support"},"spec":{"eventing":{"broker":{"name":"triage"},"acceptFrom":` + acceptFrom + `}}}`)
+		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"platform.lambda.crossplane.io/v1alpha1","kind":"Agent","metadata":{"name":"triage","namespace":"support"},"spec":{"eventing":{"broker":{"name":"triage"},"acceptFrom":`+acceptFrom+`}}}`)}}}
 	}
-	leadsBroker := one(`{"apiVersion":"eventing.knative.dev/v1","kind":"Broker","metadata":{"name":"leads","namespace":"apps"},"status":{"address":{"url":"` + leadsAddr + `"}}}`)
-	triageBroker := one(`{"apiVersion":"eventing.knative.dev/v1","kind":"Broker","metadata":{"name":"triage","namespace":"support"},"status":{"address":{"url":"` + triageAddr + `"}}}`)
+	leadsBroker := brokerAt(t, testNS, "leads", leadsAddr)
+	triageBroker := brokerAt(t, "support", "triage", triageAddr)
 	asked := map[string]*fnv1.ResourceSelector{
-		"broker-leads":                 sel("eventing.knative.dev/v1", "Broker", testNS, "leads"),
-		"forward-agent-support/triage": sel("platform.lambda.crossplane.io/v1alpha1", "Agent", "support", "triage"),
+		"broker-leads":                 selectName("eventing.knative.dev/v1", "Broker", testNS, "leads"),
+		"forward-agent-support/triage": selectName("platform.lambda.crossplane.io/v1alpha1", "Agent", "support", "triage"),
 	}
 	refused := fmt.Sprintf("forward handoff: agent support/triage does not exist or does not accept events from namespace %s: its eventing.acceptFrom must name it", testNS)
-	xr := toJSON(t, map[string]any{
-		"apiVersion": "platform.lambda.crossplane.io/v1alpha1", "kind": "Agent",
-		"metadata": map[string]any{"name": "leads", "namespace": testNS, "generation": 1},
-		"spec":     fromYAML(t, leadsSpec),
-	})
+	xr := agentXR(t, "leads", leadsSpec)
 	runAgentPasses(t, xr, map[string]agentPass{
 		"FirstAsk": {
 			reason:       "Before Crossplane answers, the target agent is required in its own namespace.",
@@ -92,7 +81,7 @@ func TestForwardAcrossNamespacesComposed(t *testing.T) {
 			requirements: map[string]*fnv1.ResourceSelector{
 				"broker-leads":                 asked["broker-leads"],
 				"forward-agent-support/triage": asked["forward-agent-support/triage"],
-				"broker-support/triage":        sel("eventing.knative.dev/v1", "Broker", "support", "triage"),
+				"broker-support/triage":        selectName("eventing.knative.dev/v1", "Broker", "support", "triage"),
 			},
 			conditions: progressingConditions("Deploying", "waiting for the Knative Service to be Ready: the Knative Service does not exist yet"),
 		},
@@ -128,17 +117,11 @@ eventing:
 	if len(objs.Triggers) != 2 {
 		t.Fatalf("render made %d Triggers, want the intent's and the forward's", len(objs.Triggers))
 	}
-	broker := func(name string) *fnv1.Resources {
-		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"eventing.knative.dev/v1","kind":"Broker","metadata":{"name":"`+name+`","namespace":"apps"},"status":{"address":{"url":"`+addr(name)+`"}}}`)}}}
-	}
+	broker := func(name string) *fnv1.Resources { return brokerAt(t, testNS, name, addr(name)) }
 	sel := func(name string) *fnv1.ResourceSelector {
-		return &fnv1.ResourceSelector{ApiVersion: "eventing.knative.dev/v1", Kind: "Broker", Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchName{MatchName: name}}
+		return selectName("eventing.knative.dev/v1", "Broker", testNS, name)
 	}
-	xr := toJSON(t, map[string]any{
-		"apiVersion": "platform.lambda.crossplane.io/v1alpha1", "kind": "Agent",
-		"metadata": map[string]any{"name": "router", "namespace": testNS, "generation": 1},
-		"spec":     fromYAML(t, routerSpec),
-	})
+	xr := agentXR(t, "router", routerSpec)
 	runAgentPasses(t, xr, map[string]agentPass{
 		"Routed": {
 			reason:       "With both Brokers supplied, the intent's Trigger and the forward's are composed beside the Service.",
