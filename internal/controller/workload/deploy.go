@@ -351,16 +351,20 @@ func (d deployer) remove(ctx context.Context, sharedObjs []client.Object) error 
 	if used, err := d.brokerInUse(ctx, sharedObjs[len(sharedObjs)-1].GetName()); err != nil || used {
 		return err
 	}
-	// The Broker goes first: it refers to its RabbitmqBrokerConfig.
+	// The Broker goes first: it refers to its RabbitmqBrokerConfig. Each is
+	// read from the API server: one another user applied a moment ago may
+	// not be in the informers yet, and the last user skipping it would
+	// leave it behind for good.
 	for _, o := range slices.Backward(sharedObjs) {
-		live, err := d.live(ctx, o, liveState{})
-		if apimeta.IsNoMatchError(err) {
+		live := observe.Blank(o)
+		err := d.uncached.Get(ctx, client.ObjectKeyFromObject(o), live)
+		if apimeta.IsNoMatchError(err) || kerrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return err
+			return errors.Wrapf(err, errFmtGet, key(o))
 		}
-		if live == nil || notOurs(o, live) != "" {
+		if notOurs(o, live) != "" {
 			continue
 		}
 		if err := d.kube.Delete(ctx, live); client.IgnoreNotFound(err) != nil {

@@ -1,0 +1,56 @@
+package workload
+
+import (
+	"context"
+	"testing"
+
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+// A laggingCache is the provider's cached client while its informers have
+// not yet seen what the API server holds: reads come from what they have
+// seen, writes go to the API server.
+type laggingCache struct {
+	client.Client
+	seen client.Reader
+}
+
+func (c laggingCache) Get(ctx context.Context, key client.ObjectKey, o client.Object, opts ...client.GetOption) error {
+	return c.seen.Get(ctx, key, o, opts...)
+}
+
+func (c laggingCache) List(ctx context.Context, l client.ObjectList, opts ...client.ListOption) error {
+	return c.seen.List(ctx, l, opts...)
+}
+
+// TestRemoveDeletesBrokerTheCacheHasNotSeen checks that the last user of a
+// shared Broker deletes it even when the informers have not seen it yet,
+// as when another user re-applied it just before: the leftover Broker a
+// chaos run once found.
+func TestRemoveDeletesBrokerTheCacheHasNotSeen(t *testing.T) {
+	ctx := context.Background()
+	s, err := clients.TargetScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := render.CreatedBroker("apps", &v1alpha1.Broker{Name: "events", Create: true})
+	apiServer := fake.NewClientBuilder().WithScheme(s).WithObjects(shared...).Build()
+	d := deployer{
+		kube:     laggingCache{Client: apiServer, seen: fake.NewClientBuilder().WithScheme(s).Build()},
+		uncached: apiServer,
+		kind:     v1alpha1.LambdaFunctionKind, namespace: "apps", name: "hello",
+	}
+	if err := d.remove(ctx, render.CreatedBroker("apps", &v1alpha1.Broker{Name: "events", Create: true})); err != nil {
+		t.Fatal(err)
+	}
+	b := shared[len(shared)-1]
+	if err := apiServer.Get(ctx, client.ObjectKeyFromObject(b), b); !kerrors.IsNotFound(err) {
+		t.Errorf("the last user's remove left Broker %s behind: Get: %v", b.GetName(), err)
+	}
+}
