@@ -18,6 +18,7 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, deps workload.Dependenci
 	if err := mgr.Add(deps.Targets); err != nil {
 		return err
 	}
+	workload.ObserveResources(mgr.GetCache())
 	for _, setup := range []func(ctrl.Manager, controller.Options) error{
 		config.SetupGated,
 		func(m ctrl.Manager, o controller.Options) error {

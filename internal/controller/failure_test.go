@@ -66,7 +66,7 @@ func TestBuildFailure(t *testing.T) {
 		}
 		return ""
 	})
-	if metricValue(t, "lambda_builds_total", map[string]string{"outcome": "failed"}) < 1 {
+	if metricValue(t, "lambda_builds_total", map[string]string{"outcome": "failed", "runtime": "python", "cause": "build"}) < 1 {
 		t.Error("the failed build was not counted in lambda_builds_total")
 	}
 	time.Sleep(3 * testPoll)

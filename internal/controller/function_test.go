@@ -186,7 +186,8 @@ func TestFunctionLifecycle(t *testing.T) {
 		return ""
 	})
 	for name, lbls := range map[string]map[string]string{
-		"lambda_builds_total":           {"outcome": "succeeded"},
+		"lambda_builds_started_total":   {"runtime": "python"},
+		"lambda_builds_total":           {"outcome": "succeeded", "runtime": "python"},
 		"lambda_build_duration_seconds": {"outcome": "succeeded"},
 		"lambda_time_to_ready_seconds":  {"kind": "LambdaFunction"},
 	} {

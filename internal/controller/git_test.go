@@ -109,6 +109,14 @@ func TestGitSource(t *testing.T) {
 		}
 		return ""
 	})
+	for name, lbls := range map[string]map[string]string{
+		"lambda_source_resolve_duration_seconds": {"source": "git"},
+		"lambda_source_resolve_errors_total":     {"source": "git", "reason": "SourceUnresolved"},
+	} {
+		if metricValue(t, name, lbls) < 1 {
+			t.Errorf("metric %s%v recorded nothing", name, lbls)
+		}
+	}
 }
 
 // TestFetchFailure checks that a build whose source fetch fails in its init

@@ -26,11 +26,27 @@ const maxBuildMessage = 1024
 
 var digestPattern = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
 
+// Causes of a failed build, a bounded set for metrics and alerts.
+const (
+	CauseBuild       = "build"
+	CauseFetch       = "fetch"
+	CauseFetchImage  = "fetch-not-started"
+	CauseDeadline    = "deadline"
+	CauseNoDigest    = "no-digest"
+	CauseJob         = "job"
+	reasonJobTimeout = "DeadlineExceeded"
+)
+
+// Causes lists every cause a failed build may have.
+var Causes = []string{CauseBuild, CauseFetch, CauseFetchImage, CauseDeadline, CauseNoDigest, CauseJob}
+
 // A BuildOutcome is what a build Job says of itself.
 type BuildOutcome struct {
 	Done, Failed bool
 	Digest       string
 	Message      string
+	// Cause of a failed build: which part failed.
+	Cause string
 }
 
 // Finished reports whether a Job has reached a terminal condition, after
@@ -61,7 +77,10 @@ func Build(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
 		case batchv1.JobComplete:
 			o.Done = true
 		case batchv1.JobFailed:
-			o.Failed, o.Message = true, strings.TrimSpace(c.Reason+": "+c.Message)
+			o.Failed, o.Message, o.Cause = true, strings.TrimSpace(c.Reason+": "+c.Message), CauseJob
+			if c.Reason == reasonJobTimeout {
+				o.Cause = CauseDeadline
+			}
 		}
 	}
 	if !o.Done && !o.Failed {
@@ -78,17 +97,17 @@ func Build(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
 			case o.Done && t.ExitCode == 0 && digestPattern.MatchString(msg):
 				o.Digest = msg
 			case o.Failed && t.ExitCode != 0 && msg != "":
-				o.Message = tail(msg, maxBuildMessage)
+				o.Message, o.Cause = tail(msg, maxBuildMessage), CauseBuild
 			}
 		}
 		if o.Failed {
-			if msg := initFailure(p); msg != "" {
-				o.Message = msg
+			if msg, cause := initFailure(p); msg != "" {
+				o.Message, o.Cause = msg, cause
 			}
 		}
 	}
 	if o.Done && o.Digest == "" {
-		o.Done, o.Failed, o.Message = false, true, MsgNoDigest
+		o.Done, o.Failed, o.Message, o.Cause = false, true, MsgNoDigest, CauseNoDigest
 	}
 	return o
 }
@@ -96,17 +115,17 @@ func Build(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
 // initFailure says why a build pod's init containers, which fetch its
 // source, did not let the build start: one that exited with an error, or
 // one that waits, such as for an image the kubelet cannot pull. It is empty
-// when they all ran.
-func initFailure(p corev1.Pod) string {
+// when they all ran; cause says which.
+func initFailure(p corev1.Pod) (msg, cause string) {
 	for _, cs := range p.Status.InitContainerStatuses {
 		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			return fmt.Sprintf(fmtFetchFailed, cs.Name, t.ExitCode, tail(orReason(t.Message, t.Reason), maxBuildMessage))
+			return fmt.Sprintf(fmtFetchFailed, cs.Name, t.ExitCode, tail(orReason(t.Message, t.Reason), maxBuildMessage)), CauseFetch
 		}
 		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "PodInitializing" {
-			return fmt.Sprintf(fmtFetchWaits, cs.Name, strings.TrimSuffix(w.Reason+": "+w.Message, ": "))
+			return fmt.Sprintf(fmtFetchWaits, cs.Name, strings.TrimSuffix(w.Reason+": "+w.Message, ": ")), CauseFetchImage
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // orReason is a termination message, or its reason when it has none.

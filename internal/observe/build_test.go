@@ -56,36 +56,36 @@ func TestBuild(t *testing.T) {
 			reason: "A complete Job that reported no digest has failed: nothing can be deployed.",
 			job:    job(batchv1.JobComplete, ""),
 			pods:   []corev1.Pod{pod(0, "not a digest")},
-			want:   BuildOutcome{Failed: true, Message: MsgNoDigest},
+			want:   BuildOutcome{Failed: true, Message: MsgNoDigest, Cause: CauseNoDigest},
 		},
 		"FailedWithLog": {
 			reason: "A failed Job's message is the end of Kaniko's log, bounded.",
 			job:    job(batchv1.JobFailed, "BackoffLimitExceeded"),
 			pods:   []corev1.Pod{pod(1, long)},
-			want:   BuildOutcome{Failed: true, Message: "..." + long[len(long)-maxBuildMessage:]},
+			want:   BuildOutcome{Failed: true, Message: "..." + long[len(long)-maxBuildMessage:], Cause: CauseBuild},
 		},
 		"FetchFailed": {
 			reason: "A fetch that failed in the init container says so, with the end of its log, not the Job's backoff.",
 			job:    job(batchv1.JobFailed, "BackoffLimitExceeded"),
 			pods:   ended(playact.FetchFails(128, denied)),
-			want:   BuildOutcome{Failed: true, Message: "fetching the source failed (init container fetch exited with 128): " + denied},
+			want:   BuildOutcome{Failed: true, Message: "fetching the source failed (init container fetch exited with 128): " + denied, Cause: CauseFetch},
 		},
 		"FetchImagePullBackOff": {
 			reason: "A fetch that never started says why it waits, in the kubelet's words.",
 			job:    job(batchv1.JobFailed, "DeadlineExceeded"),
 			pods:   ended(playact.FetchImagePullBackOff("rpc error: code = NotFound")),
-			want:   BuildOutcome{Failed: true, Message: `fetching the source did not start (init container fetch waits): ImagePullBackOff: Back-off pulling image "alpine/git:2.47.2": rpc error: code = NotFound`},
+			want:   BuildOutcome{Failed: true, Message: `fetching the source did not start (init container fetch waits): ImagePullBackOff: Back-off pulling image "alpine/git:2.47.2": rpc error: code = NotFound`, Cause: CauseFetchImage},
 		},
 		"FailedAfterFetch": {
 			reason: "A build that fails after its source was fetched says what Kaniko said.",
 			job:    job(batchv1.JobFailed, "BackoffLimitExceeded"),
 			pods:   ended(playact.KanikoExits(1, "error building image: exit status 1")),
-			want:   BuildOutcome{Failed: true, Message: "error building image: exit status 1"},
+			want:   BuildOutcome{Failed: true, Message: "error building image: exit status 1", Cause: CauseBuild},
 		},
 		"FailedWithoutPods": {
 			reason: "A failed Job whose pods are gone says what the Job controller said.",
 			job:    job(batchv1.JobFailed, "DeadlineExceeded"),
-			want:   BuildOutcome{Failed: true, Message: "DeadlineExceeded:"},
+			want:   BuildOutcome{Failed: true, Message: "DeadlineExceeded:", Cause: CauseDeadline},
 		},
 	}
 	for name, tc := range cases {

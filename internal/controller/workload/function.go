@@ -15,6 +15,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
@@ -52,17 +53,21 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 	}
 	spec := mg.Spec.ForProvider
 	at := &mg.Status.AtProvider
-	was := transitionState{phase: at.Phase}
+	was := transitionState{phase: at.Phase, reason: mg.GetCondition(xpv2.TypeReady).Reason}
 	if at.Build != nil {
 		was.digest = at.Build.Digest
 	}
-	defer func() { c.transitions(mg, was) }()
+	// cause is why this Observe found the build failed, if it did.
+	var cause string
+	defer func() { c.transitions(mg, was, cause) }()
 	in := render.FunctionInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults, Rebuild: mg.GetAnnotations()[v1alpha1.AnnotationRebuild]}
 	if b := at.Build; b != nil && b.Digest != "" {
 		in.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
 	}
-	if spec.Source.Git != nil || spec.Source.S3 != nil {
+	if kind := sourceKind(spec.Source); kind != "" {
+		start := time.Now()
 		id, err := c.resolveSource(ctx, spec.Source)
+		sourceResolveDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
 		if err != nil {
 			// A missing Secret, ref or object needs a user; a server that
 			// does not answer may come back.
@@ -70,6 +75,7 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 			if source.IsUnresolvable(err) || kerrors.IsNotFound(err) {
 				reason = v1alpha1.ReasonSourceUnresolved
 			}
+			sourceResolveErrors.WithLabelValues(kind, string(reason)).Inc()
 			mg.SetConditions(notReady(mg, reason, err.Error()))
 			return managed.ExternalObservation{}, err
 		}
@@ -123,6 +129,7 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 		case o.Failed:
 			// Nothing is retried and nothing deployed changes until the
 			// code, runtime or build settings do.
+			cause = o.Cause
 			at.Phase = v1alpha1.PhaseFailed
 			mg.SetConditions(notReady(mg, v1alpha1.ReasonBuildFailed, fmt.Sprintf(msgFmtBuildFails, job.Name, o.Message)))
 			return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
@@ -208,6 +215,7 @@ func (c *functionClient) applyDesired(ctx context.Context, mg *v1alpha1.LambdaFu
 	}
 	for _, o := range c.desired {
 		if j, ok := o.(*batchv1.Job); ok {
+			buildsStarted.WithLabelValues(runtimeOf(mg)).Inc()
 			c.record.Event(mg, event.Normal(reasonBuildStarted, "started build "+j.Name))
 		}
 	}
@@ -217,20 +225,23 @@ func (c *functionClient) applyDesired(ctx context.Context, mg *v1alpha1.LambdaFu
 // A transitionState is what a function's status said before an Observe.
 type transitionState struct {
 	phase  v1alpha1.Phase
+	reason xpv2.ConditionReason
 	digest string
 }
 
 // transitions records events and metrics for what an Observe changed.
-// They follow the status, so a restarted provider does not count twice.
-func (c *functionClient) transitions(mg *v1alpha1.LambdaFunction, was transitionState) {
+// They follow the status, so a restarted provider does not count twice. A
+// build failed when the resource newly says so; a Revision that fails
+// after a build is not a failed build.
+func (c *functionClient) transitions(mg *v1alpha1.LambdaFunction, was transitionState, cause string) {
 	at := mg.Status.AtProvider
 	b := at.Build
 	if b != nil && b.Digest != "" && b.Digest != was.digest {
-		recordBuild(outcomeSucceeded, took(b))
+		recordBuild(outcomeSucceeded, runtimeOf(mg), "", took(b))
 		c.record.Event(mg, event.Normal(reasonBuildSucceeded, fmt.Sprintf("build %s pushed %s", b.JobName, b.Digest)))
 	}
-	if at.Phase == v1alpha1.PhaseFailed && was.phase != v1alpha1.PhaseFailed && b != nil {
-		recordBuild(outcomeFailed, took(b))
+	if cause != "" && was.reason != v1alpha1.ReasonBuildFailed && b != nil {
+		recordBuild(outcomeFailed, runtimeOf(mg), cause, took(b))
 		c.record.Event(mg, event.Warning(reasonBuildFailed, errors.Errorf(msgFmtBuildFails, b.JobName, b.Message)))
 	}
 	readyTransition(c.record, mg, was.phase, at.Phase, at.URL)
@@ -252,3 +263,23 @@ func (c *functionClient) Delete(ctx context.Context, mg *v1alpha1.LambdaFunction
 
 // Disconnect does nothing: target clients are cached, not per reconcile.
 func (c *functionClient) Disconnect(context.Context) error { return nil }
+
+// runtimeOf is the language a function builds with, the runtime label.
+func runtimeOf(mg *v1alpha1.LambdaFunction) string {
+	if rt := mg.Spec.ForProvider.Runtime; rt != nil && rt.Language != nil {
+		return string(*rt.Language)
+	}
+	return ""
+}
+
+// sourceKind is the source label of a source the provider resolves, or ""
+// for one it does not.
+func sourceKind(src v1alpha1.FunctionSource) string {
+	switch {
+	case src.Git != nil:
+		return sourceGit
+	case src.S3 != nil:
+		return sourceS3
+	}
+	return ""
+}
