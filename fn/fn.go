@@ -64,8 +64,10 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		response.Fatal(rsp, errors.Wrap(err, errInput))
 		return rsp, nil
 	}
+	start, mode := time.Now(), modeOf(in)
 	p, err := newPass(req, rsp)
 	if err != nil {
+		recordPass("", mode, passFatal, "", time.Since(start))
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
@@ -73,7 +75,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 
 	var o outcome
 	refused := p.xr.systemNamespace(in.AllowedSystemNamespaces)
-	switch mode := modeOf(in); {
+	switch {
 	case refused != nil:
 		p.keep(all)
 		o = stalled(v1alpha1.ReasonInvalid, refused.Error())
@@ -89,12 +91,16 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	}
 	if err != nil {
 		// Nothing of this pass is applied, so nothing running changes.
+		recordPass(p.xr.kind, mode, passFatal, "", time.Since(start))
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
 	if err := p.finish(o); err != nil {
+		recordPass(p.xr.kind, mode, passFatal, "", time.Since(start))
 		response.Fatal(rsp, errors.Wrap(err, errResponse))
+		return rsp, nil
 	}
+	recordPass(p.xr.kind, mode, passOutcome(o), string(o.reason), time.Since(start))
 	return rsp, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
 
 	function "github.com/crossplane/function-sdk-go"
 
@@ -35,6 +36,7 @@ func main() {
 	// Git and S3 servers are reached only through the dialer that refuses
 	// loopback, link-local and metadata addresses and the API server, as in
 	// the provider.
+	kingpin.FatalIfError(registerMetrics(prometheus.DefaultRegisterer), "cannot register metrics")
 	fn := &Function{log: log, sources: source.NewResolver(source.HTTPClient(source.SafeDialer(source.Policy{Deny: deny}))), buildDeny: source.BuildDeny(deny)}
 	kingpin.FatalIfError(function.Serve(fn,
 		function.Listen(*network, *address),
