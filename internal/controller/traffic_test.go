@@ -163,3 +163,26 @@ func revisionImage(ctx context.Context, t *testing.T, c client.Client, ns, name 
 	}
 	return rev.Spec.Containers[0].Image
 }
+
+// TestPlayedRolloutResumes checks the played Knative itself: a rollout that
+// stopped after creating its Revision, before writing the Revision's status
+// (as when chaos kills the API server), is finished by the next play, as
+// Knative's revision reconciler would, instead of reading as a failure.
+func TestPlayedRolloutResumes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, c, ns := newScene(ctx, t, "resume", keep)
+	fn := newImageFunction(ns, "resumed")
+	fn.Spec.ForProvider.Eventing = nil
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	svc := serviceWhen(ctx, t, c, client.ObjectKeyFromObject(fn), "the Service exists", func(*servingv1.Service) bool { return true })
+	half := playact.Roll(svc.DeepCopy(), nil)
+	half.Status = servingv1.RevisionStatus{}
+	if err := c.Create(ctx, half); err != nil {
+		t.Fatal(err)
+	}
+	playact.MarkServiceReady(ctx, t, c, svc)
+	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+}

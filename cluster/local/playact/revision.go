@@ -88,13 +88,19 @@ func RollOut(ctx context.Context, t T, c client.Client, svc *servingv1.Service, 
 			newest = r
 		}
 	}
-	if newest == nil || !sameTemplate(newest, svc) {
+	switch {
+	case newest == nil || !sameTemplate(newest, svc):
 		var gen int64 = 1
 		if newest != nil {
 			gen = generationOf(newest) + 1
 		}
 		newest = create(ctx, t, c, revision(svc, gen, fault))
 		exists[newest.Name] = true
+	case newest.Status.GetCondition(apis.ConditionReady) == nil:
+		// A play that stopped between creating the Revision and writing
+		// its status, as when the API server went away: the revision
+		// reconciler reports on it now.
+		newest = create(ctx, t, c, revision(svc, generationOf(newest), fault))
 	}
 	settle(svc, newest, func(name string) bool { return exists[name] })
 	if err := c.Status().Update(ctx, svc); err != nil {
@@ -168,9 +174,10 @@ func settle(svc *servingv1.Service, rev *servingv1.Revision, exists func(string)
 	cfg.InitializeConditions()
 	cfg.LatestReadyRevisionName = svc.Status.LatestReadyRevisionName
 	cfg.SetLatestCreatedRevisionName(rev.Name)
-	if revReady.IsTrue() {
+	switch {
+	case revReady.IsTrue():
 		cfg.SetLatestReadyRevisionName(rev.Name)
-	} else {
+	case revReady.IsFalse():
 		cfg.MarkLatestCreatedFailed(rev.Name, revReady.GetMessage())
 	}
 
