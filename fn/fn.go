@@ -65,12 +65,15 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		return rsp, nil
 	}
 	start, mode := time.Now(), modeOf(in)
+	// A pass is fatal until it returns what to apply.
+	kind, result, reason := "", passFatal, ""
+	defer func() { recordPass(kind, mode, result, reason, time.Since(start)) }()
 	p, err := newPass(req, rsp)
 	if err != nil {
-		recordPass("", mode, passFatal, "", time.Since(start))
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
+	kind = p.xr.kind
 	f.log.Debug("Running", "xr", p.xr.name, "namespace", p.xr.namespace, "kind", p.xr.kind, "mode", in.Mode)
 
 	var o outcome
@@ -91,16 +94,14 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	}
 	if err != nil {
 		// Nothing of this pass is applied, so nothing running changes.
-		recordPass(p.xr.kind, mode, passFatal, "", time.Since(start))
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
 	if err := p.finish(o); err != nil {
-		recordPass(p.xr.kind, mode, passFatal, "", time.Since(start))
 		response.Fatal(rsp, errors.Wrap(err, errResponse))
 		return rsp, nil
 	}
-	recordPass(p.xr.kind, mode, passOutcome(o), string(o.reason), time.Since(start))
+	result, reason = passOutcome(o), string(o.reason)
 	return rsp, nil
 }
 

@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/netip"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -30,6 +32,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/workload"
@@ -269,3 +272,24 @@ func update[T any, O interface {
 		t.Fatal(err)
 	}
 }
+
+// serviceWhen waits until the function's Service is as ready says, and
+// returns it.
+func serviceWhen(ctx context.Context, t *testing.T, c client.Client, key client.ObjectKey, what string, ready func(*servingv1.Service) bool) *servingv1.Service {
+	t.Helper()
+	svc := &servingv1.Service{}
+	wait.Until(ctx, t, what, func() string {
+		if err := c.Get(ctx, key, svc); err != nil {
+			return err.Error()
+		}
+		if !ready(svc) {
+			return fmt.Sprintf("image %s, traffic %+v", svc.Spec.Template.Spec.Containers[0].Image, svc.Spec.Traffic)
+		}
+		return ""
+	})
+	return svc
+}
+
+// anyService is true of every Service: serviceWhen then waits until the
+// Service exists.
+func anyService(*servingv1.Service) bool { return true }

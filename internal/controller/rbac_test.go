@@ -331,10 +331,7 @@ func buildToReady(ctx context.Context, t *testing.T, c client.Client, fn *v1alph
 	t.Helper()
 	job := waitJobs(ctx, t, c, fn.Namespace, fn.Name, 1)[0]
 	playact.FinishJob(ctx, t, c, &job, 0, digestA)
-	svc := &servingv1.Service{}
-	wait.Until(ctx, t, fn.Name+"'s Service exists", func() string {
-		return wait.ErrString(c.Get(ctx, client.ObjectKeyFromObject(fn), svc))
-	})
+	svc := serviceWhen(ctx, t, c, client.ObjectKeyFromObject(fn), fn.Name+"'s Service exists", anyService)
 	playact.MarkServiceReady(ctx, t, c, svc)
 	// Its Broker and Trigger, once Knative Eventing reports them Ready.
 	playEventing(ctx, c, fn.Namespace)

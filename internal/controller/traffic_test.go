@@ -115,23 +115,6 @@ func deployBuild(ctx context.Context, t *testing.T, c client.Client, key client.
 	return svc.Status.LatestReadyRevisionName
 }
 
-// serviceWhen waits until the function's Service is as ready says, and
-// returns it.
-func serviceWhen(ctx context.Context, t *testing.T, c client.Client, key client.ObjectKey, what string, ready func(*servingv1.Service) bool) *servingv1.Service {
-	t.Helper()
-	svc := &servingv1.Service{}
-	wait.Until(ctx, t, what, func() string {
-		if err := c.Get(ctx, key, svc); err != nil {
-			return err.Error()
-		}
-		if !ready(svc) {
-			return fmt.Sprintf("image %s, traffic %+v", svc.Spec.Template.Spec.Containers[0].Image, svc.Spec.Traffic)
-		}
-		return ""
-	})
-	return svc
-}
-
 // waitTraffic waits until the function's status reports the traffic.
 func waitTraffic(ctx context.Context, t *testing.T, c client.Client, key client.ObjectKey, what string, want []v1alpha1.TrafficObservation) {
 	t.Helper()
@@ -177,7 +160,7 @@ func TestPlayedRolloutResumes(t *testing.T) {
 	if err := c.Create(ctx, fn); err != nil {
 		t.Fatal(err)
 	}
-	svc := serviceWhen(ctx, t, c, client.ObjectKeyFromObject(fn), "the Service exists", func(*servingv1.Service) bool { return true })
+	svc := serviceWhen(ctx, t, c, client.ObjectKeyFromObject(fn), "the Service exists", anyService)
 	half := playact.Roll(svc.DeepCopy(), nil)
 	half.Status = servingv1.RevisionStatus{}
 	if err := c.Create(ctx, half); err != nil {

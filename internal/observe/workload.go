@@ -127,17 +127,18 @@ type EventingState struct {
 // is not Ready yet.
 const MsgWaitEventing = "waiting for Knative Eventing: "
 
-// A knativeObject is a Broker, Trigger or PingSource, whose status is Knative's duck
-// type.
+// A knativeObject is a Broker, Trigger or PingSource, whose status is
+// Knative's duck type.
 type knativeObject interface {
 	client.Object
 	GetStatus() *duckv1.Status
 }
 
-// EventingReadiness reads the Ready condition of the Broker a workload creates,
-// of each of its Triggers and PingSources, as live finds them, and names the first that is
-// not Ready. A Trigger's Ready condition carries the reason of the one that
-// fails it: BrokerReady, SubscriberResolved or DeadLetterSinkResolved.
+// EventingReadiness reads the Ready condition of the Broker a workload
+// creates and of each of its Triggers and PingSources, as live finds them,
+// and names the first that is not Ready. A Trigger's Ready condition carries
+// the reason of the one that fails it: BrokerReady, SubscriberResolved or
+// DeadLetterSinkResolved.
 func EventingReadiness(desired []client.Object, live func(client.Object) client.Object) EventingState {
 	for _, d := range desired {
 		what := d.GetObjectKind().GroupVersionKind().Kind + " " + d.GetName()

@@ -181,7 +181,7 @@ func settle(svc *servingv1.Service, rev *servingv1.Revision, exists func(string)
 		cfg.MarkLatestCreatedFailed(rev.Name, revReady.GetMessage())
 	}
 
-	u := &apis.URL{Scheme: "http", Host: svc.Name + "." + svc.Namespace + ".example.com"}
+	u := serviceURL(svc, svc.Name)
 	route := servingv1.RouteStatus{}
 	route.InitializeConditions()
 	route.URL = u
@@ -228,11 +228,18 @@ func routeTraffic(svc *servingv1.Service, latestReady string, exists func(string
 		}
 		target := servingv1.TrafficTarget{Tag: t.Tag, RevisionName: name, Percent: t.Percent, LatestRevision: ptr.To(t.RevisionName == "")}
 		if t.Tag != "" {
-			target.URL = &apis.URL{Scheme: "http", Host: t.Tag + "-" + svc.Name + "." + svc.Namespace + ".example.com"}
+			target.URL = serviceURL(svc, t.Tag+"-"+svc.Name)
 		}
 		out = append(out, target)
 	}
 	return out, nil
+}
+
+// serviceURL is the URL of a host of a Service's Route under Knative's
+// default domain template, {{.Name}}.{{.Namespace}}.{{.Domain}}, the played
+// cluster's domain being example.com.
+func serviceURL(svc *servingv1.Service, name string) *apis.URL {
+	return &apis.URL{Scheme: "http", Host: name + "." + svc.Namespace + ".example.com"}
 }
 
 // RollEach plays Roll for one generation of the Service per fault (nil
@@ -247,8 +254,8 @@ func RollEach(svc *servingv1.Service, faults ...RevisionFault) *servingv1.Revisi
 }
 
 // revision is the Revision the Configuration controller creates for its
-// generation of the Service's template, with the status the revision reconciler writes:
-// Ready, or failed with the fault.
+// generation of the Service's template, with the status the revision
+// reconciler writes: Ready, or failed with the fault.
 func revision(svc *servingv1.Service, generation int64, fault RevisionFault) *servingv1.Revision {
 	lbls := maps.Clone(svc.Spec.Template.Labels)
 	if lbls == nil {

@@ -242,6 +242,20 @@ func notOurs(o, live client.Object) string {
 	return fmt.Sprintf(errFmtConfigTaken, o.GetName())
 }
 
+// fresh reads the live copy of a desired object from the API server, not
+// the informers; nil when it does not exist.
+func (d deployer) fresh(ctx context.Context, o client.Object) (client.Object, error) {
+	live := observe.Blank(o)
+	err := d.uncached.Get(ctx, client.ObjectKeyFromObject(o), live)
+	if kerrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, errors.Wrapf(err, errFmtGet, key(o))
+	}
+	return live, nil
+}
+
 // foreign says which resource, if any, holds a desired object's name that
 // is not among this resource's objects. It reads the API server, not the
 // informers, which hold only the provider's Jobs, ConfigMaps and
@@ -250,13 +264,9 @@ func (d deployer) foreign(ctx context.Context, o client.Object) (string, error) 
 	if shared(o) {
 		return "", nil
 	}
-	live := observe.Blank(o)
-	err := d.uncached.Get(ctx, client.ObjectKeyFromObject(o), live)
-	if kerrors.IsNotFound(err) {
-		return "", nil
-	}
-	if err != nil {
-		return "", errors.Wrapf(err, errFmtGet, key(o))
+	live, err := d.fresh(ctx, o)
+	if err != nil || live == nil {
+		return "", err
 	}
 	l, kind := live.GetLabels(), o.GetObjectKind().GroupVersionKind().Kind
 	if l[render.LabelManagedBy] == render.ManagedBy && l[render.LabelKind] != "" {
@@ -356,15 +366,14 @@ func (d deployer) remove(ctx context.Context, sharedObjs []client.Object) error 
 	// not be in the informers yet, and the last user skipping it would
 	// leave it behind for good.
 	for _, o := range slices.Backward(sharedObjs) {
-		live := observe.Blank(o)
-		err := d.uncached.Get(ctx, client.ObjectKeyFromObject(o), live)
-		if apimeta.IsNoMatchError(err) || kerrors.IsNotFound(err) {
+		live, err := d.fresh(ctx, o)
+		if apimeta.IsNoMatchError(err) {
 			continue
 		}
 		if err != nil {
-			return errors.Wrapf(err, errFmtGet, key(o))
+			return err
 		}
-		if notOurs(o, live) != "" {
+		if live == nil || notOurs(o, live) != "" {
 			continue
 		}
 		if err := d.kube.Delete(ctx, live); client.IgnoreNotFound(err) != nil {
