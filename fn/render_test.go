@@ -23,7 +23,9 @@ import (
 	platform "github.com/knative-lambda/provider-knative-lambda/apis/platform/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
+	"github.com/knative-lambda/provider-knative-lambda/internal/monitoring"
 )
 
 var update = flag.Bool("update", false, "write the golden files of TestCrossplaneRender")
@@ -68,9 +70,9 @@ func TestCrossplaneRender(t *testing.T) {
 		t.Fatalf("the Crossplane CLI is not built: run make test, which builds it (%v)", err)
 	}
 	dir := t.TempDir()
-	addr := startFunction(ctx, t, dir)
+	fn := startFunction(ctx, t, dir)
 	functions := filepath.Join(dir, "functions.yaml")
-	if err := os.WriteFile(functions, fmt.Appendf(nil, functionsYAML, addr), 0o600); err != nil {
+	if err := os.WriteFile(functions, fmt.Appendf(nil, functionsYAML, fn.address), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	required := filepath.Join(dir, "required.yaml")
@@ -134,6 +136,29 @@ func TestCrossplaneRender(t *testing.T) {
 	if rendered != 24 {
 		t.Errorf("rendered %d examples in their modes, want 24", rendered)
 	}
+	exportsKitNames(ctx, t, "http://"+fn.metrics+"/metrics")
+}
+
+// exportsKitNames scrapes the function's metrics endpoint after its passes
+// and checks that every function metric the monitoring kit's alerts and
+// dashboard use is there: renaming one on either side fails here.
+func exportsKitNames(ctx context.Context, t *testing.T, url string) {
+	t.Helper()
+	exported, err := monitoring.Scrape(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, err := monitoring.Load(filepath.Join(repo, monitoring.Dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	used, err := monitoring.Names(qs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if missing := monitoring.Missing(used, monitoring.Function, exported); len(missing) > 0 {
+		t.Errorf("the monitoring kit uses function metrics the function does not export:\n%s", strings.Join(missing, "\n"))
+	}
 }
 
 // cliValidateArgs are the arguments of crossplane beta validate, offline:
@@ -176,21 +201,23 @@ func cliValidateArgs(ctx context.Context, t *testing.T, dir string) []string {
 		"--cache-dir=" + cache, "--crossplane-image=xpkg.crossplane.io/crossplane/crossplane:" + local.CrossplaneVersion}
 }
 
+// A functionProcess is the function running as its own process.
+type functionProcess struct {
+	// address serves its gRPC API, metrics its Prometheus metrics.
+	address, metrics string
+}
+
 // startFunction builds the function and runs it as crossplane render's
-// Development runtime expects: plain gRPC on a loopback address.
-func startFunction(ctx context.Context, t *testing.T, dir string) string {
+// Development runtime expects: plain gRPC on a loopback address, with its
+// metrics on another.
+func startFunction(ctx context.Context, t *testing.T, dir string) functionProcess {
 	t.Helper()
 	bin := filepath.Join(dir, "function-knative-lambda")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	cmd := exec.CommandContext(ctx, bin, "--insecure", "--address="+addr, "--metrics-address=")
+	p := functionProcess{address: loopback.Address(t), metrics: loopback.Address(t)}
+	cmd := exec.CommandContext(ctx, bin, "--insecure", "--address="+p.address, "--metrics-address="+p.metrics)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -200,13 +227,13 @@ func startFunction(ctx context.Context, t *testing.T, dir string) string {
 		_ = cmd.Wait()
 	})
 	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
-		c, err := net.Dial("tcp", addr)
+		c, err := net.Dial("tcp", p.address)
 		if err == nil {
 			_ = c.Close()
-			return addr
+			return p
 		}
 		if time.Since(start) > 30*time.Second {
-			t.Fatalf("the function does not listen on %s: %v", addr, err)
+			t.Fatalf("the function does not listen on %s: %v", p.address, err)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -161,17 +160,6 @@ func functionCerts(ctx context.Context, t *testing.T, kube client.Client, dir st
 			t.Fatal(err)
 		}
 	}
-}
-
-// freeAddr is a loopback address nothing listens on.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close() //nolint:errcheck // Only its port is wanted.
-	return l.Addr().String()
 }
 
 // playRuntime plays the External package runtime for the package manager's

@@ -21,6 +21,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/gitserver"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
@@ -165,12 +166,12 @@ func startFlux(ctx context.Context, t *testing.T, p *platform) {
 	if err := os.MkdirAll(storage, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	artifacts := freeAddr(t)
+	artifacts := loopback.Address(t)
 	start(t, "source-controller", p.kubeconfig, bin(t, "source-controller"), "--storage-path="+storage,
-		"--storage-addr="+artifacts, "--storage-adv-addr="+artifacts, "--metrics-addr=0", "--health-addr="+freeAddr(t),
+		"--storage-addr="+artifacts, "--storage-adv-addr="+artifacts, "--metrics-addr=0", "--health-addr="+loopback.Address(t),
 		"--requeue-dependency=5s", "--log-level=debug")
 	start(t, "kustomize-controller", p.kubeconfig, bin(t, "kustomize-controller"),
-		"--metrics-addr=0", "--health-addr="+freeAddr(t), "--requeue-dependency=5s", "--log-level=debug")
+		"--metrics-addr=0", "--health-addr="+loopback.Address(t), "--requeue-dependency=5s", "--log-level=debug")
 }
 
 // reconcileSource asks source-controller to fetch the repository now, as

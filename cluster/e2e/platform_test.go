@@ -20,6 +20,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 )
 
@@ -87,8 +88,8 @@ func startPlatform(ctx context.Context, t *testing.T, more ...local.CRDSource) *
 			t.Fatal(err)
 		}
 	}
-	_, metricsPort, _ := net.SplitHostPort(freeAddr(t))
-	_, healthPort, _ := net.SplitHostPort(freeAddr(t))
+	_, metricsPort, _ := net.SplitHostPort(loopback.Address(t))
+	_, healthPort, _ := net.SplitHostPort(loopback.Address(t))
 	// The tests play a workload's builds and rollouts in milliseconds, so an
 	// XR's watch events come minutes faster than in a cluster: with the
 	// default burst of 100 (50 updates, then one every 2 s), Crossplane's
@@ -135,7 +136,7 @@ func startPlatform(ctx context.Context, t *testing.T, more ...local.CRDSource) *
 
 	fnCerts := filepath.Join(dir, "function-certs")
 	functionCerts(ctx, t, kube, fnCerts)
-	_, fnPort, _ := net.SplitHostPort(freeAddr(t))
+	_, fnPort, _ := net.SplitHostPort(loopback.Address(t))
 	start(t, "function", kubeconfig, build(ctx, t, "function-knative-lambda", "./fn"),
 		"--tls-certs-dir="+fnCerts, "--address=localhost:"+fnPort, "--metrics-address=")
 	installed := playRuntime(ctx, t, kube, fnPort)

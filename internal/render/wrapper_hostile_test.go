@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
 )
 
 // defaultMaxBody is the limit every wrapper holds when the function sets none.
@@ -203,7 +204,7 @@ func TestWrappersRefuse(t *testing.T) {
 				}
 			})
 			t.Run("bad-limit", func(t *testing.T) {
-				cmd, logs := p.command(freePort(t), EnvMaxRequestBytes+"=6MB")
+				cmd, logs := p.command(loopback.Port(t), EnvMaxRequestBytes+"=6MB")
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 )
 
@@ -176,7 +176,7 @@ func (p wrapperProgram) command(port int, env ...string) (*exec.Cmd, *process.Ou
 // start runs the wrapper until the test ends and waits until it is healthy.
 func (p wrapperProgram) start(t *testing.T, env ...string) *runningWrapper {
 	t.Helper()
-	port := freePort(t)
+	port := loopback.Port(t)
 	cmd, logs := p.command(port, env...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -191,16 +191,6 @@ func (p wrapperProgram) start(t *testing.T, env ...string) *runningWrapper {
 	})
 	waitHealthy(t, w.base, w.exited)
 	return w
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close() //nolint:errcheck // Only the port number is wanted.
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // waitHealthy polls /health until the wrapper answers.
