@@ -15,7 +15,7 @@ const AnnotationRebuild = Group + "/rebuild"
 // The platform API's composite resources use the same struct as their spec.
 // +kubebuilder:validation:XValidation:rule="has(self.source.image) || (has(self.runtime) && has(self.runtime.language))",message="runtime.language is required unless source.image is set"
 // +kubebuilder:validation:XValidation:rule="!has(self.source.image) || !has(self.build)",message="build must not be set for an image source: nothing is built"
-// +kubebuilder:validation:XValidation:rule="!has(self.source.image) || !has(self.runtime) || (!has(self.runtime.language) && !has(self.runtime.version) && !has(self.runtime.handler) && !has(self.runtime.maxRequestBody))",message="an image source takes only runtime.port: language, version, handler and maxRequestBody belong to built sources"
+// +kubebuilder:validation:XValidation:rule="!has(self.source.image) || !has(self.runtime) || (!has(self.runtime.language) && !has(self.runtime.version) && !has(self.runtime.handler) && !has(self.runtime.maxRequestBody) && !has(self.runtime.logLevel))",message="an image source takes only runtime.port: language, version, handler, maxRequestBody and logLevel belong to built sources"
 type LambdaFunctionParameters struct {
 	// Source of the function's code.
 	Source FunctionSource `json:"source"`

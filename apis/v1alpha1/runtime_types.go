@@ -13,6 +13,11 @@ const (
 	LanguageGo     Language = "go"
 )
 
+// A LogLevel is the lowest level of the lines a function's handler logs
+// that the wrapper writes.
+// +kubebuilder:validation:Enum=debug;info;warn;error
+type LogLevel string
+
 // Runtime is the language a function is written in and how it is served.
 // +kubebuilder:validation:XValidation:rule="!has(self.version) || !has(self.language) || (self.language == 'python' && self.version in ['3.11', '3.12']) || (self.language == 'nodejs' && self.version in ['20', '22']) || (self.language == 'go' && self.version.matches('^1[.](2[3-9]|[3-9][0-9])$'))",message="supported versions are python 3.11 and 3.12, nodejs 20 and 22, go 1.23 and later"
 type Runtime struct {
@@ -47,6 +52,14 @@ type Runtime struct {
 	// +kubebuilder:validation:XValidation:rule="quantity(string(self)).isInteger() && quantity(string(self)).compareTo(quantity('1Ki')) >= 0 && quantity(string(self)).compareTo(quantity('1Gi')) <= 0",message="must be a whole number of bytes from 1Ki to 1Gi"
 	// +optional
 	MaxRequestBody *resource.Quantity `json:"maxRequestBody,omitempty"`
+
+	// LogLevel is the lowest level of the handler's log lines the wrapper
+	// writes: debug, info (the default when empty), warn or error. Each
+	// invocation's own line is info, or error when the handler failed. It
+	// applies to built functions only, and changes the Service, not the
+	// image.
+	// +optional
+	LogLevel *LogLevel `json:"logLevel,omitempty"`
 }
 
 // Build configures how a function's image is built by Kaniko.

@@ -13,6 +13,7 @@ const (
 	EnvHandler         = "LAMBDA_HANDLER"
 	EnvSource          = "LAMBDA_SOURCE"
 	EnvMaxRequestBytes = "LAMBDA_MAX_REQUEST_BYTES"
+	EnvLogLevel        = "LAMBDA_LOG_LEVEL"
 )
 
 // pendingBuild says a function waits for its build.
@@ -60,6 +61,9 @@ func function(in FunctionInput) (*Objects, error) {
 		// before the field existed does not change.
 		if q := spec.Runtime.MaxRequestBody; q != nil {
 			set = append(set, corev1.EnvVar{Name: EnvMaxRequestBytes, Value: strconv.FormatInt(q.Value(), 10)})
+		}
+		if l := spec.Runtime.LogLevel; l != nil {
+			set = append(set, corev1.EnvVar{Name: EnvLogLevel, Value: string(*l)})
 		}
 		sourceID, err := SourceIdentity(spec, in.Observed)
 		if err != nil {

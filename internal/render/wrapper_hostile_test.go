@@ -203,23 +203,28 @@ func TestWrappersRefuse(t *testing.T) {
 					x.run(t, w)
 				}
 			})
-			t.Run("bad-limit", func(t *testing.T) {
-				cmd, logs := p.command(loopback.Port(t), EnvMaxRequestBytes+"=6MB")
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				exited := make(chan error, 1)
-				go func() { exited <- cmd.Wait() }()
-				select {
-				case err := <-exited:
-					if err == nil || !strings.Contains(logs.String(), EnvMaxRequestBytes) {
-						t.Errorf("a wrapper given %s=6MB exited with %v and logged %q; want a failure naming the variable", EnvMaxRequestBytes, err, logs.String())
+			// A setting the wrapper cannot use stops it at once, naming the
+			// variable, instead of serving with another value.
+			for _, bad := range []string{EnvMaxRequestBytes + "=6MB", EnvLogLevel + "=trace"} {
+				name, _, _ := strings.Cut(bad, "=")
+				t.Run("bad-"+name, func(t *testing.T) {
+					cmd, logs := p.command(loopback.Port(t), bad)
+					if err := cmd.Start(); err != nil {
+						t.Fatal(err)
 					}
-				case <-time.After(30 * time.Second):
-					_ = cmd.Process.Kill()
-					t.Errorf("a wrapper given %s=6MB still runs after 30s; want it to refuse to start", EnvMaxRequestBytes)
-				}
-			})
+					exited := make(chan error, 1)
+					go func() { exited <- cmd.Wait() }()
+					select {
+					case err := <-exited:
+						if err == nil || !strings.Contains(logs.String(), name) {
+							t.Errorf("a wrapper given %s exited with %v and logged %q; want a failure naming the variable", bad, err, logs.String())
+						}
+					case <-time.After(30 * time.Second):
+						_ = cmd.Process.Kill()
+						t.Errorf("a wrapper given %s still runs after 30s; want it to refuse to start", bad)
+					}
+				})
+			}
 		})
 	}
 }

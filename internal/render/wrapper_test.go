@@ -27,12 +27,17 @@ import (
 
 // Sample handlers, one per language, with one behaviour: greet data.name,
 // fail for "boom", take a second for "slow", return what JSON cannot hold
-// for "opaque", and nothing for "quiet".
+// for "opaque", nothing for "quiet", and log a debug and a warning line for
+// "chatty".
 var sampleHandlers = map[v1alpha1.Language]string{
-	v1alpha1.LanguagePython: `import time
+	v1alpha1.LanguagePython: `import logging
+import time
 
 def handler(event, context):
     name = event["data"]["name"]
+    if name == "chatty":
+        logging.getLogger(__name__).debug("detail for %s", name)
+        context["logger"].warning("greeting %s", name)
     if name == "boom":
         raise ValueError("boom is not a name")
     if name == "slow":
@@ -43,8 +48,12 @@ def handler(event, context):
         return None
     return {"greeting": "hello " + name, "type": event["type"]}
 `,
-	v1alpha1.LanguageNodeJS: `exports.handler = async (event) => {
+	v1alpha1.LanguageNodeJS: `exports.handler = async (event, context) => {
   const name = event.data.name;
+  if (name === 'chatty') {
+    context.log.debug('detail for %s', name);
+    console.warn('greeting %s', name);
+  }
   if (name === 'boom') throw new Error('boom is not a name');
   if (name === 'slow') await new Promise((r) => setTimeout(r, 1000));
   if (name === 'opaque') return { n: 1n };
@@ -57,11 +66,16 @@ def handler(event, context):
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"time"
 )
 
 func Handle(ctx context.Context, event map[string]any) (any, error) {
 	name, _ := event["data"].(map[string]any)["name"].(string)
+	if name == "chatty" {
+		slog.DebugContext(ctx, "detail for "+name)
+		slog.WarnContext(ctx, "greeting "+name)
+	}
 	if name == "boom" {
 		return nil, errors.New("boom is not a name")
 	}

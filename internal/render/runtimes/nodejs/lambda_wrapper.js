@@ -10,13 +10,25 @@
 // not repeat the error: it goes to the log. A request that is not a
 // CloudEvent gets 400, and a body larger than LAMBDA_MAX_REQUEST_BYTES (6 MiB
 // when unset) gets 413.
+//
+// Every invocation writes one JSON line to stdout: its id, type, source,
+// outcome (replied, accepted, failed, refused), status and duration. The
+// handler's console.debug/info/log/warn/error and context.log write JSON
+// lines with a level and the invocation's id, type and trace;
+// LAMBDA_LOG_LEVEL (debug, info, warn, error; info when unset) drops the
+// lower levels. The W3C trace context of the event (its traceparent
+// extension, else the request's traceparent header) is carried to the reply:
+// same trace, a span of its own, which context.traceparent names for calls
+// the handler makes.
 'use strict';
 
+const { AsyncLocalStorage } = require('node:async_hooks');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const http = require('node:http');
 const path = require('node:path');
 const { pathToFileURL } = require('node:url');
+const util = require('node:util');
 
 const REQUIRED = ['specversion', 'id', 'source', 'type'];
 const INVALID_TYPE = 'dev.knative.lambda.invalid';
@@ -26,6 +38,55 @@ const DEFAULT_MAX_BODY = 6 * 1024 * 1024;
 // that walk it overflow the stack; Python's parser stops near here too.
 const MAX_DEPTH = 1000;
 const HANDLER_FAILED = { error: "the handler failed; the function's log says why" };
+const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 };
+const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
+
+// The invocation a request serves, whose id, type and trace every log line
+// carries.
+const invocation = new AsyncLocalStorage();
+let minLevel = LEVELS.info;
+
+function logLevel(raw) {
+  if (!raw) return LEVELS.info;
+  if (!Object.hasOwn(LEVELS, raw)) {
+    throw new Error(`LAMBDA_LOG_LEVEL must be debug, info, warn or error, got ${JSON.stringify(raw)}`);
+  }
+  return LEVELS[raw];
+}
+
+// log writes one JSON line: time, level, message, the invocation's fields and
+// the line's own.
+function log(level, msg, fields = {}) {
+  if (LEVELS[level] < minLevel) return;
+  const line = { time: new Date().toISOString(), level, msg, ...invocation.getStore(), ...fields };
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+}
+
+const logger = Object.fromEntries(Object.keys(LEVELS).map((l) => [l, (...args) => log(l, util.format(...args))]));
+
+// The console the handler writes to says the same as logger: console.log is
+// info.
+function structuredConsole() {
+  for (const l of Object.keys(LEVELS)) console[l] = logger[l];
+  console.log = logger.info;
+}
+
+// traceOf is the W3C trace context of one invocation: the caller's trace, or
+// a new one, and a span of its own.
+function traceOf(event, headers) {
+  const trace = { traceId: null, flags: '00', state: null, spanId: crypto.randomBytes(8).toString('hex') };
+  for (const [parent, state] of [[event.traceparent, event.tracestate], [headers.traceparent, headers.tracestate]]) {
+    const m = typeof parent === 'string' ? TRACEPARENT.exec(parent) : null;
+    if (!m) continue;
+    const [, version, traceId, parentId, flags, rest] = m;
+    if (version === 'ff' || (version === '00' && rest) || /^0+$/.test(traceId) || /^0+$/.test(parentId)) continue;
+    Object.assign(trace, { traceId, flags, state: typeof state === 'string' ? state : null });
+    break;
+  }
+  trace.traceId ??= crypto.randomBytes(16).toString('hex');
+  trace.traceparent = `00-${trace.traceId}-${trace.spanId}-${trace.flags}`;
+  return trace;
+}
 
 class BadEvent extends Error {}
 
@@ -158,7 +219,7 @@ function readBody(req, limit) {
   });
 }
 
-function reply(res, status, type, subject, body, close = false) {
+function reply(res, status, type, subject, body, close = false, trace = null) {
   const headers = {
     'content-type': 'application/json',
     'content-length': body.length,
@@ -169,6 +230,10 @@ function reply(res, status, type, subject, body, close = false) {
     'ce-time': new Date().toISOString(),
   };
   if (subject) headers['ce-subject'] = subject;
+  if (trace) {
+    headers['ce-traceparent'] = trace.traceparent;
+    if (trace.state) headers['ce-tracestate'] = trace.state;
+  }
   if (stopping || close) headers.connection = 'close';
   res.writeHead(status, headers);
   res.end(body);
@@ -185,43 +250,57 @@ async function serve(handler, limit, req, res) {
     res.end();
     return;
   }
+  const start = process.hrtime.bigint();
   let event;
   try {
     event = parseEvent(req.headers, await readBody(req, limit));
   } catch (e) {
-    if (e instanceof RequestError) {
-      reply(res, e.status, INVALID_TYPE, null, encode({ error: e.message }), true);
-      return;
-    }
-    if (!(e instanceof BadEvent)) throw e;
-    reply(res, 400, INVALID_TYPE, null, encode({ error: e.message }));
+    if (!(e instanceof RequestError) && !(e instanceof BadEvent)) throw e;
+    const status = e instanceof RequestError ? e.status : 400;
+    log('warn', 'invocation', { outcome: 'refused', status, reason: e.message });
+    reply(res, status, INVALID_TYPE, null, encode({ error: e.message }), e instanceof RequestError);
     return;
   }
+  const trace = traceOf(event, req.headers);
+  const fields = { id: event.id, type: event.type, source: event.source, traceId: trace.traceId, spanId: trace.spanId };
+  await invocation.run(fields, async () => {
+    const status = await invoke(handler, event, trace, res);
+    const outcome = { 200: 'replied', 202: 'accepted' }[status] || 'failed';
+    const durationMs = Number(process.hrtime.bigint() - start) / 1e6;
+    log(outcome === 'failed' ? 'error' : 'info', 'invocation', { outcome, status, durationMs });
+  });
+}
+
+// invoke calls the handler and replies; it returns the reply's status.
+async function invoke(handler, event, trace, res) {
   let body;
   try {
-    const result = await handler(event, { source: SOURCE, requestId: event.id });
+    const result = await handler(event, { source: SOURCE, requestId: event.id, traceparent: trace.traceparent, log: logger });
     if (result === undefined || result === null) {
       // Nothing to say: no event, so the Broker ingests none.
       res.writeHead(202, stopping ? { connection: 'close' } : {});
       res.end();
-      return;
+      return 202;
     }
     body = encode(result);
   } catch (e) {
     // A failure's text may hold secrets: only the log sees it.
-    console.error(e);
-    reply(res, 500, `${event.type}.error`, event.id, encode(HANDLER_FAILED));
-    return;
+    log('error', 'the handler failed', { error: e instanceof Error ? e.stack : util.inspect(e) });
+    reply(res, 500, `${event.type}.error`, event.id, encode(HANDLER_FAILED), false, trace);
+    return 500;
   }
-  reply(res, 200, `${event.type}.response`, event.id, body);
+  reply(res, 200, `${event.type}.response`, event.id, body, false, trace);
+  return 200;
 }
 
 async function main() {
+  minLevel = logLevel(process.env.LAMBDA_LOG_LEVEL);
+  structuredConsole();
   const handler = await loadHandler(process.env.LAMBDA_HANDLER || 'index.handler', process.env.LAMBDA_ROOT || process.cwd());
   const limit = maxBody(process.env.LAMBDA_MAX_REQUEST_BYTES);
   const server = http.createServer((req, res) => {
     serve(handler, limit, req, res).catch((e) => {
-      console.error(e);
+      log('error', 'the request failed', { error: e instanceof Error ? e.stack : util.inspect(e) });
       if (!res.headersSent) res.writeHead(500);
       res.end();
     });
@@ -236,7 +315,7 @@ async function main() {
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
   server.listen(Number(process.env.PORT || 8080), () => {
-    console.log(`lambda wrapper listening on ${server.address().port}`);
+    log('info', 'listening', { port: server.address().port });
   });
 }
 

@@ -8,20 +8,31 @@ request's id as subject; None answers 202 without an event. A handler that raise
 <type>.error and status 500, whose data does not repeat the exception: it
 goes to the log. A request that is not a CloudEvent gets 400, and a body
 larger than LAMBDA_MAX_REQUEST_BYTES (6 MiB when unset) gets 413.
+
+Every invocation writes one JSON line to stdout: its id, type, source,
+outcome (replied, accepted, failed, refused), status and duration. The
+handler logs through the logging module, or context["logger"], as JSON lines
+with a level and the invocation's id, type and trace; LAMBDA_LOG_LEVEL (debug,
+info, warn, error; info when unset) drops the lower levels. The W3C trace
+context of the event (its traceparent extension, else the request's
+traceparent header) is carried to the reply: same trace, a span of its own,
+which context["traceparent"] names for calls the handler makes.
 """
 
 import asyncio
 import base64
+import contextvars
 import datetime
 import importlib
 import json
+import logging
 import os
 import re
 import signal
 import socket
 import sys
 import threading
-import traceback
+import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -33,6 +44,13 @@ DEFAULT_MAX_BODY = 6 * 1024 * 1024
 MAX_LINE = 4096
 MAX_TRAILERS = 64
 HANDLER_FAILED = {"error": "the handler failed; the function's log says why"}
+LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warn": logging.WARNING, "error": logging.ERROR}
+TRACEPARENT = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?")
+
+# The invocation a thread serves, whose id, type and trace every log line
+# carries.
+invocation = contextvars.ContextVar("invocation", default={})
+log = logging.getLogger("lambda")
 
 
 class BadEvent(Exception):
@@ -54,6 +72,64 @@ def max_body(raw):
     if not re.fullmatch(r"[0-9]{1,15}", raw) or int(raw) < 1:
         raise ValueError("LAMBDA_MAX_REQUEST_BYTES must be a positive number of bytes, got %r" % raw)
     return int(raw)
+
+
+def log_level(raw):
+    if not raw:
+        return logging.INFO
+    if raw not in LEVELS:
+        raise ValueError("LAMBDA_LOG_LEVEL must be debug, info, warn or error, got %r" % raw)
+    return LEVELS[raw]
+
+
+class JSONLines(logging.Formatter):
+    """One JSON object per record: time, level, message, the invocation's
+    fields, the record's own fields and, for an exception, its traceback."""
+
+    names = {logging.DEBUG: "debug", logging.INFO: "info", logging.WARNING: "warn", logging.ERROR: "error", logging.CRITICAL: "error"}
+
+    def format(self, record):
+        line = {
+            "time": datetime.datetime.fromtimestamp(record.created, datetime.timezone.utc).isoformat(),
+            "level": self.names.get(record.levelno, "info"),
+            "msg": record.getMessage(),
+        }
+        line.update(invocation.get())
+        line.update(getattr(record, "fields", {}))
+        if record.exc_info:
+            line["error"] = self.formatException(record.exc_info)
+        return json.dumps(line, default=str, separators=(",", ":"))
+
+
+def setup_logging(level):
+    out = logging.StreamHandler(sys.stdout)
+    out.setFormatter(JSONLines())
+    root = logging.getLogger()
+    root.handlers[:] = [out]
+    root.setLevel(level)
+
+
+class Trace:
+    """The W3C trace context of one invocation: the caller's trace, or a new
+    one, and a span of its own."""
+
+    def __init__(self, event, headers):
+        self.trace_id, self.flags, self.state = None, "00", None
+        for parent, state in ((event.get("traceparent"), event.get("tracestate")), (headers.get("traceparent"), headers.get("tracestate"))):
+            m = TRACEPARENT.fullmatch(parent) if isinstance(parent, str) else None
+            if not m:
+                continue
+            version, trace_id, parent_id, flags, rest = m.groups()
+            if version == "ff" or (version == "00" and rest) or trace_id == "0" * 32 or parent_id == "0" * 16:
+                continue
+            self.trace_id, self.flags, self.state = trace_id, flags, state if isinstance(state, str) else None
+            break
+        if self.trace_id is None:
+            self.trace_id = os.urandom(16).hex()
+        self.span_id = os.urandom(8).hex()
+
+    def traceparent(self):
+        return "00-%s-%s-%s" % (self.trace_id, self.span_id, self.flags)
 
 
 def encode(data):
@@ -182,9 +258,13 @@ class Handler(BaseHTTPRequestHandler):
 
     def refuse(self, e):
         # The rest of the body is unread, so the connection ends with the reply.
-        self.reply(e.status, INVALID_TYPE, None, encode({"error": str(e)}), close=True)
+        self.refused(e.status, str(e), close=True)
 
-    def reply(self, status, event_type, subject, body, close=False):
+    def refused(self, status, message, close=False):
+        log.warning("invocation", extra={"fields": {"outcome": "refused", "status": status, "reason": message}})
+        self.reply(status, INVALID_TYPE, None, encode({"error": message}), close=close)
+
+    def reply(self, status, event_type, subject, body, close=False, trace=None):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -195,6 +275,10 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("ce-time", datetime.datetime.now(datetime.timezone.utc).isoformat())
         if subject:
             self.send_header("ce-subject", subject)
+        if trace:
+            self.send_header("ce-traceparent", trace.traceparent())
+            if trace.state:
+                self.send_header("ce-tracestate", trace.state)
         if close:
             self.send_header("Connection", "close")
         self.end_headers()
@@ -216,15 +300,27 @@ class Handler(BaseHTTPRequestHandler):
         self.send_error(404)
 
     def do_POST(self):
+        start = time.monotonic()
+        # A kept-alive connection's thread served other events before.
+        invocation.set({})
         try:
             event = parse_event(self.headers, self.read_body())
         except BadRequest as e:
             self.refuse(e)
             return
         except BadEvent as e:
-            self.reply(400, INVALID_TYPE, None, encode({"error": str(e)}))
+            self.refused(400, str(e))
             return
-        context = {"source": SOURCE, "request_id": event["id"]}
+        trace = Trace(event, self.headers)
+        invocation.set({"id": event["id"], "type": event["type"], "source": event["source"], "traceId": trace.trace_id, "spanId": trace.span_id})
+        status = self.invoke(event, trace)
+        outcome = {200: "replied", 202: "accepted"}.get(status, "failed")
+        fields = {"outcome": outcome, "status": status, "durationMs": round((time.monotonic() - start) * 1000, 3)}
+        log.log(logging.ERROR if outcome == "failed" else logging.INFO, "invocation", extra={"fields": fields})
+
+    def invoke(self, event, trace):
+        """Calls the handler and replies; returns the reply's status."""
+        context = {"source": SOURCE, "request_id": event["id"], "traceparent": trace.traceparent(), "logger": logging.getLogger("handler")}
         try:
             result = Handler.handler(event, context)
             if asyncio.iscoroutine(result):
@@ -234,13 +330,14 @@ class Handler(BaseHTTPRequestHandler):
         # included, becomes an error event; its text may hold secrets, so
         # only the log sees it.
         except (Exception, SystemExit):  # noqa: BLE001
-            traceback.print_exc(file=sys.stderr)
-            self.reply(500, event["type"] + ".error", event["id"], encode(HANDLER_FAILED))
-            return
+            log.error("the handler failed", exc_info=True)
+            self.reply(500, event["type"] + ".error", event["id"], encode(HANDLER_FAILED), trace=trace)
+            return 500
         if body is None:
             self.accepted()
-            return
-        self.reply(200, event["type"] + ".response", event["id"], body)
+            return 202
+        self.reply(200, event["type"] + ".response", event["id"], body, trace=trace)
+        return 200
 
     def accepted(self):
         # Nothing to say: no event, so the Broker ingests none.
@@ -282,6 +379,7 @@ class Server(ThreadingHTTPServer):
 
 
 def main():
+    setup_logging(log_level(os.environ.get("LAMBDA_LOG_LEVEL", "")))
     Handler.handler = load_handler(os.environ.get("LAMBDA_HANDLER", "main.handler"))
     Handler.max_body = max_body(os.environ.get("LAMBDA_MAX_REQUEST_BYTES", ""))
     server = Server(("", int(os.environ.get("PORT", "8080"))), Handler)
@@ -292,7 +390,7 @@ def main():
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    print("lambda wrapper listening on %d" % server.server_address[1], flush=True)
+    log.info("listening", extra={"fields": {"port": server.server_address[1]}})
     server.serve_forever()
     server.end_idle_connections()
     server.server_close()
