@@ -5,8 +5,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/testca"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 )
 
@@ -143,15 +142,14 @@ func functionCerts(ctx context.Context, t *testing.T, kube client.Client, dir st
 	if err := kube.Get(ctx, client.ObjectKey{Namespace: xpNamespace, Name: secretCA}, s); err != nil {
 		t.Fatal(err)
 	}
-	pair, err := tls.X509KeyPair(s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey])
+	ca, err := testca.Parse(s.Data[corev1.TLSCertKey], s.Data[corev1.TLSPrivateKeyKey])
 	if err != nil {
 		t.Fatal(err)
 	}
-	caCert, err := x509.ParseCertificate(pair.Certificate[0])
+	certPEM, keyPEM, err := ca.Issue("function-knative-lambda")
 	if err != nil {
 		t.Fatal(err)
 	}
-	certPEM, keyPEM := certAuthority{cert: caCert, key: pair.PrivateKey}.issue(t, "function-knative-lambda")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

@@ -4,26 +4,17 @@ package e2e
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"io"
 	"log"
-	"math/big"
-	"net"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/testca"
 )
 
 // packagePath is where the packages are published; an ImageConfig points it
@@ -33,85 +24,22 @@ const packagePath = "xpkg.crossplane.io/knative-lambda"
 // packageVersion is the tag make xpkg builds.
 const packageVersion = "v0.1.0"
 
-// A certAuthority signs certificates for a test.
-type certAuthority struct {
-	cert *x509.Certificate
-	key  any
-	pem  []byte
-}
-
-// newCA makes a certificate authority for one test.
-func newCA(t *testing.T) certAuthority {
-	t.Helper()
-	der, key := sign(t, &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "e2e test CA"},
-		IsCA:                  true,
-		BasicConstraintsValid: true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}, nil, nil)
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return certAuthority{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue signs a server certificate for localhost and 127.0.0.1, and
-// returns it and its key as PEM.
-func (ca certAuthority) issue(t *testing.T, cn string) (certPEM, keyPEM []byte) {
-	t.Helper()
-	der, key := sign(t, &x509.Certificate{
-		Subject:     pkix.Name{CommonName: cn},
-		DNSNames:    []string{"localhost"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:    x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}, ca.cert, ca.key)
-	keyDER, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER})
-}
-
-// sign makes a key and a certificate of tmpl for it, valid for the hour
-// around now, signed by parent with parentKey, or by itself when parent is
-// nil; it returns the certificate's DER and the key.
-func sign(t *testing.T, tmpl, parent *x509.Certificate, parentKey any) ([]byte, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl.SerialNumber = big.NewInt(time.Now().UnixNano())
-	tmpl.NotBefore, tmpl.NotAfter = time.Now().Add(-time.Minute), time.Now().Add(time.Hour)
-	if parent == nil {
-		parent, parentKey = tmpl, key
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return der, key
-}
-
 // startRegistry serves an OCI registry on loopback over TLS, with a
 // certificate of a test CA whose PEM file it returns with the registry's
 // host:port.
 func startRegistry(t *testing.T, dir string) (host, caFile string) {
 	t.Helper()
-	ca := newCA(t)
-	certPEM, keyPEM := ca.issue(t, "registry")
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	ca, err := testca.New("e2e test CA")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewUnstartedServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	srv.StartTLS()
+	srv, err := ca.Serve("registry", registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(srv.Close)
 	caFile = filepath.Join(dir, "registry-ca.pem")
-	if err := os.WriteFile(caFile, ca.pem, 0o600); err != nil {
+	if err := os.WriteFile(caFile, ca.PEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return srv.Listener.Addr().String(), caFile

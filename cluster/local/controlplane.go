@@ -49,6 +49,11 @@ type Options struct {
 
 	// Out receives etcd's and kube-apiserver's logs; nil discards them.
 	Out io.Writer
+
+	// KubeletCAFile is the CA kube-apiserver trusts for kubelets' serving
+	// certificates, so a played kubelet can serve pods' logs; empty trusts
+	// none but the system's.
+	KubeletCAFile string
 }
 
 // A ControlPlane is a running etcd and kube-apiserver.
@@ -118,6 +123,9 @@ func Start(_ context.Context, o Options) (*ControlPlane, error) {
 	api.Path = filepath.Join(launchDir, BinaryKubeAPIServer)
 	api.CertDir = filepath.Join(dataDir, "apiserver")
 	api.SecurePort = o.Port
+	if o.KubeletCAFile != "" {
+		api.Configure().Set("kubelet-certificate-authority", o.KubeletCAFile)
+	}
 	if o.Out != nil {
 		etcd.Out, etcd.Err = o.Out, o.Out
 		api.Out, api.Err = o.Out, o.Out

@@ -16,6 +16,9 @@ import (
 // every CRD, when a test first asks for it, so a package's unit tests run
 // without one, and stops when Run ends.
 type Shared struct {
+	// Options it starts with; the CRDs are added to them.
+	Options Options
+
 	once sync.Once
 	cp   *ControlPlane
 	err  error
@@ -41,7 +44,7 @@ func (s *Shared) Config(t testing.TB) *rest.Config {
 	s.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		s.cp, s.err = StartWithAllCRDs(ctx, Options{})
+		s.cp, s.err = StartWithAllCRDs(ctx, s.Options)
 	})
 	if s.err != nil {
 		t.Fatal(s.err)

@@ -159,7 +159,7 @@ func agent(in AgentInput) (*Objects, error) {
 	}
 	out.Service = workload{
 		kind: v1alpha1.LambdaAgentKind, namespace: in.Namespace, name: in.Name,
-		container: "agent", image: out.Image, port: port, readiness: readiness,
+		container: ContainerAgent, image: out.Image, port: port, readiness: readiness,
 		command: spec.Image.Command, args: spec.Image.Args,
 		env:     env(set, spec.Env),
 		scaling: scaling, resources: spec.Resources, timeoutSeconds: spec.TimeoutSeconds,

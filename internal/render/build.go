@@ -303,7 +303,7 @@ func (b build) kaniko() corev1.Container {
 		}
 	}
 	return corev1.Container{
-		Name:  "kaniko",
+		Name:  ContainerKaniko,
 		Image: image,
 		Args:  args,
 		Resources: corev1.ResourceRequirements{

@@ -54,7 +54,7 @@ rm -rf /workspace/.home
 // workspace, and the volumes it needs besides the workspace.
 func (b build) fetcher() (corev1.Container, []corev1.Volume) {
 	c := corev1.Container{
-		Name:         "fetch",
+		Name:         ContainerFetch,
 		Command:      []string{"/bin/sh", "-c"},
 		VolumeMounts: []corev1.VolumeMount{{Name: "workspace", MountPath: workspace}, {Name: "build-context", MountPath: buildFiles, ReadOnly: true}},
 		// A failed fetch's message is the end of its log: git's or the AWS

@@ -122,7 +122,7 @@ func function(in FunctionInput) (*Objects, error) {
 	}
 	out.Service = workload{
 		kind: v1alpha1.LambdaFunctionKind, namespace: in.Namespace, name: in.Name,
-		container: "function", image: out.Image, port: port, readiness: readiness,
+		container: ContainerFunction, image: out.Image, port: port, readiness: readiness,
 		env:     env(set, spec.Env),
 		scaling: spec.Scaling, resources: spec.Resources, timeoutSeconds: spec.TimeoutSeconds,
 		serviceAccountName: spec.ServiceAccountName, pullSecrets: pullSecrets, meta: spec.Workload,

@@ -29,6 +29,15 @@ const (
 	ComponentEventing = "eventing"
 )
 
+// Containers render names: the workload's, and the build's fetch (an init
+// container) and Kaniko.
+const (
+	ContainerFunction = "function"
+	ContainerAgent    = "agent"
+	ContainerFetch    = "fetch"
+	ContainerKaniko   = "kaniko"
+)
+
 // identityPrefixLen is how much of a build identity names a Job and tags an
 // image: 12 hex digits, 48 bits, make a collision between two builds of one
 // resource vanishingly unlikely while keeping names within 63 characters.

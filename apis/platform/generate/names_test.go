@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,10 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
-
-	"github.com/crossplane/crossplane-runtime/v2/pkg/xcrd"
-	xpextv1 "github.com/crossplane/crossplane/apis/v2/apiextensions/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 )
@@ -30,7 +25,7 @@ import (
 func TestPlatformNames(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	crds := platformCRDs(t)
+	crds := mustPlatformCRDs(t)
 	cp, err := local.Start(ctx, local.Options{CRDs: crds})
 	if err != nil {
 		t.Fatal(err)
@@ -73,45 +68,6 @@ func TestPlatformNames(t *testing.T) {
 	}
 }
 
-// platformCRDs turns the configuration's XRDs into the CRDs Crossplane
-// makes of them.
-func platformCRDs(t *testing.T) []*extv1.CustomResourceDefinition {
-	t.Helper()
-	var crds []*extv1.CustomResourceDefinition
-	files, err := filepath.Glob("../../../package/configuration/definition-*.yaml")
-	if err != nil || len(files) != 4 {
-		t.Fatalf("XRDs: %v, %v; want the four of package/configuration", files, err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f) //nolint:gosec // Our package's files.
-		if err != nil {
-			t.Fatal(err)
-		}
-		xrd := &xpextv1.CompositeResourceDefinition{}
-		if err := yaml.Unmarshal(b, xrd); err != nil {
-			t.Fatal(err)
-		}
-		crd, err := xcrd.ForCompositeResource(xrd)
-		if err != nil {
-			t.Fatal(err)
-		}
-		crds = append(crds, crd)
-		if xrd.Spec.ClaimNames != nil {
-			claim, err := xcrd.ForCompositeResourceClaim(xrd)
-			if err != nil {
-				t.Fatal(err)
-			}
-			crds = append(crds, claim)
-		}
-		// Crossplane owns what it generates by its XRD, which this test
-		// does not create.
-		for _, crd := range crds {
-			crd.OwnerReferences = nil
-		}
-	}
-	return crds
-}
-
 // TestKubectlNames installs the managed resources' CRDs and the CRDs
 // Crossplane makes of the XRDs in a real API server, and reads discovery as
 // kubectl does: kubectl get knative-lambda lists every kind of this project,
@@ -124,7 +80,7 @@ func TestKubectlNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp, err := local.Start(ctx, local.Options{CRDs: append(platformCRDs(t), own...)})
+	cp, err := local.Start(ctx, local.Options{CRDs: append(mustPlatformCRDs(t), own...)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,4 +127,15 @@ func TestKubectlNames(t *testing.T) {
 			t.Errorf("no kind has the short name %q", short)
 		}
 	}
+}
+
+// mustPlatformCRDs are the CRDs Crossplane makes of the configuration's
+// XRDs.
+func mustPlatformCRDs(t *testing.T) []*extv1.CustomResourceDefinition {
+	t.Helper()
+	crds, err := local.PlatformCRDs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return crds
 }

@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
 // FinishJob plays the Job controller and the kubelet: a pod of the Job whose
@@ -52,7 +54,7 @@ func KanikoExits(exitCode int32, message string) BuildEnd {
 			phase = corev1.PodFailed
 		}
 		st := corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
-			Name: "kaniko", Image: job.Spec.Template.Spec.Containers[0].Image,
+			Name: render.ContainerKaniko, Image: job.Spec.Template.Spec.Containers[0].Image,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Message: message, StartedAt: now, FinishedAt: now}},
 		}}}
 		for _, ic := range job.Spec.Template.Spec.InitContainers {
@@ -122,7 +124,7 @@ func initStatuses(job *batchv1.Job, state corev1.ContainerState) []corev1.Contai
 
 // kanikoInitializing is the kaniko container waiting for init containers.
 func kanikoInitializing(job *batchv1.Job) []corev1.ContainerStatus {
-	return []corev1.ContainerStatus{{Name: "kaniko", Image: job.Spec.Template.Spec.Containers[0].Image,
+	return []corev1.ContainerStatus{{Name: render.ContainerKaniko, Image: job.Spec.Template.Spec.Containers[0].Image,
 		State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}}
 }
 

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"time"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+const (
+	errConfig    = "cannot read the kubeconfig"
+	errNamespace = "cannot tell the namespace"
+	errClient    = "cannot make a client of the API server"
+)
+
+// A session is what every command reads through: the kubeconfig, context
+// and namespace as kubectl picks them, and the clients made of them.
+type session struct {
+	flags   *genericclioptions.ConfigFlags
+	streams genericiooptions.IOStreams
+	now     func() time.Time
+}
+
+// clients makes the API server's clients and finds the namespace.
+func (s *session) clients() (client.Client, kubernetes.Interface, string, error) {
+	cfg, err := s.flags.ToRESTConfig()
+	if err != nil {
+		return nil, nil, "", errors.Wrap(err, errConfig)
+	}
+	ns, _, err := s.flags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return nil, nil, "", errors.Wrap(err, errNamespace)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		return nil, nil, "", errors.Wrap(err, errClient)
+	}
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, "", errors.Wrap(err, errClient)
+	}
+	return c, kube, ns, nil
+}
+
+// find reads the workload a command names.
+func (s *session) find(ctx context.Context, name string) (*workload, client.Client, kubernetes.Interface, error) {
+	c, kube, ns, err := s.clients()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	w, err := find(ctx, c, ns, name)
+	return w, c, kube, err
+}
+
+// NewCommand is kubectl-lambda: kubectl's kubeconfig, context and namespace
+// flags, and a command for each thing a function's author does from a
+// terminal. now tells the time, for the ages status shows.
+func NewCommand(streams genericiooptions.IOStreams, now func() time.Time) *cobra.Command {
+	s := &session{flags: genericclioptions.NewConfigFlags(true), streams: streams, now: now}
+	root := &cobra.Command{
+		Use:   "kubectl-lambda",
+		Short: "Invoke LambdaFunctions, LambdaAgents, Lambdas and Agents, read their logs and status, and rebuild them",
+		Long: "NAME is looked up among LambdaFunctions, LambdaAgents, Lambdas and Agents in the namespace;\n" +
+			"KIND/NAME (lambdafunction/hello, la/helper, lambda/hello, agent/helper) says which.",
+		SilenceUsage: true,
+	}
+	root.SetOut(streams.Out)
+	root.SetErr(streams.ErrOut)
+	s.flags.AddFlags(root.PersistentFlags())
+	root.AddCommand(s.invokeCommand(), s.logsCommand(), s.statusCommand(), s.rebuildCommand())
+	return root
+}
+
+func (s *session) invokeCommand() *cobra.Command {
+	o := invokeOptions{}
+	timeout := 30 * time.Second
+	cmd := &cobra.Command{
+		Use:   "invoke NAME",
+		Short: "Send a CloudEvent to a function or agent and print its reply",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			w, c, _, err := s.find(ctx, args[0])
+			if err != nil {
+				return err
+			}
+			return invoke(ctx, c, w, o, s.streams.Out)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.eventType, "type", DefaultEventType, "The event's type.")
+	f.StringVar(&o.data, "data", "", "The event's data: JSON (sent as application/json), other text, or @FILE (@- for standard input).")
+	f.StringVar(&o.url, "url", "", "Send here instead of the workload's URL, such as through a port-forward.")
+	f.BoolVar(&o.broker, "broker", false, "Send through the workload's Broker, as its Triggers deliver; a Broker answers without the reply.")
+	f.DurationVar(&timeout, "timeout", timeout, "How long to wait for the reply.")
+	return cmd
+}
+
+func (s *session) logsCommand() *cobra.Command {
+	o := logsOptions{}
+	cmd := &cobra.Command{
+		Use:   "logs NAME",
+		Short: "Print the logs of a function's or agent's pods, or of its current build",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w, _, kube, err := s.find(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return logs(cmd.Context(), kube, w, o, s.streams.Out)
+		},
+	}
+	cmd.Flags().BoolVar(&o.build, "build", false, "The current build's fetch and Kaniko containers instead.")
+	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "Keep streaming the logs.")
+	return cmd
+}
+
+func (s *session) statusCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "status NAME",
+		Short: "Show a function's or agent's phase, build, image, URL, revisions, traffic and conditions",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w, _, _, err := s.find(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return printStatus(s.streams.Out, w, s.now())
+		},
+	}
+}
+
+func (s *session) rebuildCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "rebuild NAME",
+		Short: "Build a function's code again, even unchanged",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w, c, _, err := s.find(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			return rebuild(cmd.Context(), c, w, s.now(), s.streams.Out)
+		},
+	}
+}

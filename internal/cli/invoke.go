@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2"
+	cehttp "github.com/cloudevents/sdk-go/v2/protocol/http"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/google/uuid"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// DefaultEventType is the type of the event invoke sends when none is given.
+const DefaultEventType = "dev.knative.lambda.invoke"
+
+// EventSource is the source of the events invoke sends.
+const EventSource = "/kubectl-lambda"
+
+const (
+	errNoURLFmt      = "%s has no URL yet (phase %s): wait until it is Ready, or give --url"
+	errNoBroker      = "it names no Broker to send through"
+	errBrokerFmt     = "cannot read Broker %s/%s"
+	errBrokerURLFmt  = "Broker %s/%s has no address yet"
+	errReadDataFmt   = "cannot read %s"
+	errEventData     = "cannot set the event's data"
+	errNewClient     = "cannot make a CloudEvents client"
+	errSendFmt       = "cannot send the event to %s"
+	errReplyFmt      = "%s answered HTTP %d"
+	errHandlerFailed = "the function's handler failed: its reply is above, its log says why (kubectl lambda logs)"
+	errWriteReply    = "cannot write the reply"
+)
+
+// invokeOptions are what invoke sends and where.
+type invokeOptions struct {
+	eventType string
+	// data is JSON, text, or @FILE to read it from.
+	data string
+	// url overrides the workload's.
+	url string
+	// broker sends through the workload's Broker instead of to its URL.
+	broker bool
+}
+
+// invoke sends one CloudEvent to a workload, at its URL or through its
+// Broker, and writes the reply event: a function's handler replies; a Broker
+// only accepts.
+func invoke(ctx context.Context, c client.Reader, w *workload, o invokeOptions, out io.Writer) error {
+	target, err := invokeTarget(ctx, c, w, o)
+	if err != nil {
+		return err
+	}
+	e := cloudevents.NewEvent()
+	e.SetID(uuid.NewString())
+	e.SetSource(EventSource)
+	e.SetType(o.eventType)
+	if err := setData(&e, o.data); err != nil {
+		return err
+	}
+	ce, err := cloudevents.NewClientHTTP()
+	if err != nil {
+		return errors.Wrap(err, errNewClient)
+	}
+	reply, result := ce.Request(cloudevents.ContextWithTarget(ctx, target), e)
+	status := 0
+	var hr *cehttp.Result
+	if errors.As(result, &hr) {
+		status = hr.StatusCode
+	}
+	if !cloudevents.IsACK(result) && status == 0 {
+		return errors.Wrapf(result, errSendFmt, target)
+	}
+	if reply == nil {
+		fmt.Fprintf(out, "%s accepted event %s (HTTP %d): no reply event\n", target, e.ID(), status)
+	} else if err := writeEvent(out, reply); err != nil {
+		return err
+	}
+	if cloudevents.IsACK(result) {
+		return nil
+	}
+	if reply != nil && strings.HasSuffix(reply.Type(), ".error") {
+		return errors.New(errHandlerFailed)
+	}
+	return errors.Errorf(errReplyFmt, target, status)
+}
+
+// invokeTarget is where invoke sends: --url, the Broker's address, or the
+// workload's URL.
+func invokeTarget(ctx context.Context, c client.Reader, w *workload, o invokeOptions) (string, error) {
+	if o.url != "" {
+		return o.url, nil
+	}
+	if !o.broker {
+		if w.status.URL == "" {
+			return "", errors.Errorf(errNoURLFmt, w, orNone(string(w.status.Phase), "unknown"))
+		}
+		return w.status.URL, nil
+	}
+	if w.status.Eventing == nil || w.status.Eventing.Broker == "" {
+		return "", errors.New(errNoBroker)
+	}
+	b := &unstructured.Unstructured{}
+	b.SetGroupVersionKind(eventingv1.SchemeGroupVersion.WithKind("Broker"))
+	key := types.NamespacedName{Namespace: w.Namespace(), Name: w.status.Eventing.Broker}
+	if err := c.Get(ctx, key, b); err != nil {
+		return "", errors.Wrapf(err, errBrokerFmt, key.Namespace, key.Name)
+	}
+	url, _, _ := unstructured.NestedString(b.Object, "status", "address", "url")
+	if url == "" {
+		return "", errors.Errorf(errBrokerURLFmt, key.Namespace, key.Name)
+	}
+	return url, nil
+}
+
+// setData sets an event's data: JSON as application/json, anything else as
+// text; @FILE reads it from a file, @- from standard input.
+func setData(e *cloudevents.Event, data string) error {
+	if data == "" {
+		return nil
+	}
+	b := []byte(data)
+	if name, ok := strings.CutPrefix(data, "@"); ok {
+		var err error
+		if name == "-" {
+			b, err = io.ReadAll(os.Stdin)
+		} else {
+			b, err = os.ReadFile(name) //nolint:gosec // The file the user names.
+		}
+		if err != nil {
+			return errors.Wrapf(err, errReadDataFmt, name)
+		}
+	}
+	contentType := cloudevents.TextPlain
+	if json.Valid(b) {
+		contentType = cloudevents.ApplicationJSON
+	}
+	return errors.Wrap(e.SetData(contentType, b), errEventData)
+}
+
+// writeEvent writes an event as structured JSON, its data decoded.
+func writeEvent(out io.Writer, e *cloudevents.Event) error {
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return errors.Wrap(err, errWriteReply)
+	}
+	_, err = fmt.Fprintf(out, "%s\n", b)
+	return errors.Wrap(err, errWriteReply)
+}
