@@ -27,7 +27,7 @@ export KUBEBUILDER_ASSETS := $(BIN)
 export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all build vet test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager crossplane crossplane-core flux images xpkg release check-tracked e2e peers bench clean
+.PHONY: all build vet test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers bench clean
 
 all: build vet
 
@@ -181,6 +181,11 @@ images:
 		$(BIN)/images --binary=$$out/function --name=function --arch=$$arch \
 			--tag=$(REGISTRY)/function-knative-lambda:$(VERSION) --out=$$out/function-image.tar; \
 	done
+
+## kubectl-lambda: the kubectl plugin, into _output/bin; put that folder on
+## PATH and kubectl runs it as kubectl lambda.
+kubectl-lambda:
+	go build -o $(OUTPUT)/bin/kubectl-lambda ./cmd/kubectl-lambda
 
 ## xpkg: the provider and function packages for each of ARCHES, with their
 ## runtime images embedded, and the configuration package, built by the

@@ -69,6 +69,8 @@ func NewCommand(streams genericiooptions.IOStreams, now func() time.Time) *cobra
 		Long: "NAME is looked up among LambdaFunctions, LambdaAgents, Lambdas and Agents in the namespace;\n" +
 			"KIND/NAME (lambdafunction/hello, la/helper, lambda/hello, agent/helper) says which.",
 		SilenceUsage: true,
+		// kubectl runs it as a plugin: its help says so.
+		Annotations: map[string]string{cobra.CommandDisplayNameAnnotation: "kubectl lambda"},
 	}
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)

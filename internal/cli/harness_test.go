@@ -113,10 +113,11 @@ func writeKubeconfig(t *testing.T, cfg *rest.Config) string {
 }
 
 // kubectlLambda runs the plugin's command with the scene's kubeconfig and
-// namespace, at a time, and returns what it wrote and its error.
+// namespace, at a time, and returns what it wrote to standard output and
+// its error.
 func (s scene) kubectlLambda(ctx context.Context, now time.Time, args ...string) (string, error) {
-	var out bytes.Buffer
-	cmd := cli.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out}, func() time.Time { return now })
+	var out, errOut bytes.Buffer
+	cmd := cli.NewCommand(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}, func() time.Time { return now })
 	cmd.SetArgs(append([]string{"--kubeconfig=" + s.kubeconfig, "--namespace=" + s.namespace}, args...))
 	err := cmd.ExecuteContext(ctx)
 	return out.String(), err

@@ -24,7 +24,7 @@ const (
 	errGetFmt       = "cannot get %s %s/%s"
 	errDecodeFmt    = "cannot read the status of %s %s/%s"
 	errNotFoundFmt  = "no LambdaFunction, LambdaAgent, Lambda or Agent named %s in namespace %s"
-	errAmbiguousFmt = "%s in namespace %s is a %s: say which, such as %s/%s"
+	errAmbiguousFmt = "%s names more than one workload in namespace %s (%s): say which, such as %s/%s"
 	errKindFmt      = "%s is not a kind kubectl lambda knows: use lambdafunction (lf), lambdaagent (la), lambda or agent"
 )
 
@@ -108,7 +108,7 @@ func find(ctx context.Context, c client.Reader, namespace, arg string) (*workloa
 	for i, w := range found {
 		ks[i] = w.Kind()
 	}
-	return nil, errors.Errorf(errAmbiguousFmt, name, namespace, strings.Join(ks, " and a "), found[0].kind.names[0], name)
+	return nil, errors.Errorf(errAmbiguousFmt, name, namespace, strings.Join(ks, ", "), found[0].kind.names[0], name)
 }
 
 // kindNamed is the kind a user's word names.
