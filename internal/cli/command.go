@@ -79,23 +79,34 @@ func NewCommand(streams genericiooptions.IOStreams, now func() time.Time) *cobra
 	return root
 }
 
-func (s *session) invokeCommand() *cobra.Command {
-	o := invokeOptions{}
-	timeout := 30 * time.Second
-	cmd := &cobra.Command{
-		Use:   "invoke NAME",
-		Short: "Send a CloudEvent to a function or agent and print its reply",
+// A runFn does what a command does to the workload it names.
+type runFn func(ctx context.Context, w *workload, c client.Client, kube kubernetes.Interface) error
+
+// workloadCommand is a command on the one workload its argument names.
+func (s *session) workloadCommand(use, short string, run runFn) *cobra.Command {
+	return &cobra.Command{
+		Use:   use,
+		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
-			defer cancel()
-			w, c, _, err := s.find(ctx, args[0])
+			w, c, kube, err := s.find(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			return invoke(ctx, c, w, o, s.streams.Out)
+			return run(cmd.Context(), w, c, kube)
 		},
 	}
+}
+
+func (s *session) invokeCommand() *cobra.Command {
+	o := invokeOptions{}
+	timeout := 30 * time.Second
+	cmd := s.workloadCommand("invoke NAME", "Send a CloudEvent to a function or agent and print its reply",
+		func(ctx context.Context, w *workload, c client.Client, _ kubernetes.Interface) error {
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			return invoke(ctx, c, w, o, s.streams.Out)
+		})
 	f := cmd.Flags()
 	f.StringVar(&o.eventType, "type", DefaultEventType, "The event's type.")
 	f.StringVar(&o.data, "data", "", "The event's data: JSON (sent as application/json), other text, or @FILE (@- for standard input).")
@@ -107,49 +118,25 @@ func (s *session) invokeCommand() *cobra.Command {
 
 func (s *session) logsCommand() *cobra.Command {
 	o := logsOptions{}
-	cmd := &cobra.Command{
-		Use:   "logs NAME",
-		Short: "Print the logs of a function's or agent's pods, or of its current build",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			w, _, kube, err := s.find(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return logs(cmd.Context(), kube, w, o, s.streams.Out)
-		},
-	}
+	cmd := s.workloadCommand("logs NAME", "Print the logs of a function's or agent's pods, or of its current build",
+		func(ctx context.Context, w *workload, _ client.Client, kube kubernetes.Interface) error {
+			return logs(ctx, kube, w, o, s.streams.Out)
+		})
 	cmd.Flags().BoolVar(&o.build, "build", false, "The current build's fetch and Kaniko containers instead.")
 	cmd.Flags().BoolVarP(&o.follow, "follow", "f", false, "Keep streaming the logs.")
 	return cmd
 }
 
 func (s *session) statusCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "status NAME",
-		Short: "Show a function's or agent's phase, build, image, URL, revisions, traffic and conditions",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			w, _, _, err := s.find(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
+	return s.workloadCommand("status NAME", "Show a function's or agent's phase, build, image, URL, revisions, traffic and conditions",
+		func(_ context.Context, w *workload, _ client.Client, _ kubernetes.Interface) error {
 			return printStatus(s.streams.Out, w, s.now())
-		},
-	}
+		})
 }
 
 func (s *session) rebuildCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "rebuild NAME",
-		Short: "Build a function's code again, even unchanged",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			w, c, _, err := s.find(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			return rebuild(cmd.Context(), c, w, s.now(), s.streams.Out)
-		},
-	}
+	return s.workloadCommand("rebuild NAME", "Build a function's code again, even unchanged",
+		func(ctx context.Context, w *workload, c client.Client, _ kubernetes.Interface) error {
+			return rebuild(ctx, c, w, s.now(), s.streams.Out)
+		})
 }

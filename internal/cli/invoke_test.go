@@ -58,18 +58,7 @@ func startPythonWrapper(t *testing.T, name, code string) string {
 	port := loopback.Port(t)
 	cmd := exec.Command("python3", filepath.Join(dir, "lambda_wrapper.py")) //nolint:gosec // The test's own wrapper.
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port), render.EnvHandler+"="+rt.Handler, "PYTHONPATH="+src, "K_SERVICE="+name)
-	logs := &process.Output{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("wrapper output:\n%s", logs.String())
-		}
-	})
+	logs := process.ForTest(t, "the wrapper", cmd)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
 		if r, err := http.Get(url + render.PathHealth); err == nil { //nolint:noctx // A test poll.

@@ -117,7 +117,7 @@ func TestRemoteTarget(t *testing.T) {
 	defer cancel()
 	r := startRemote(ctx, t)
 	rc := r.kube
-	p := startProvider(t, providerOptions{allowTargets: loopback})
+	p := startProvider(t, providerOptions{allowTargets: loopbackNet})
 	c := p.kube
 	ns := newNamespace(ctx, t, c, "remote")
 	agent := newAgent(ns, "edge-agent", r.target(ctx, t, c, ns, "edge"), nil)

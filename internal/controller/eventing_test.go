@@ -274,7 +274,7 @@ func TestRabbitMQWithoutEventingRabbitMQ(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	r := startRemote(ctx, t, render.RabbitMQBrokerConfigKind)
-	p := startProvider(t, providerOptions{allowTargets: loopback})
+	p := startProvider(t, providerOptions{allowTargets: loopbackNet})
 	c := p.kube
 	ns := newNamespace(ctx, t, c, "no-rabbitmq")
 	fn := newImageFunction(ns, "router")

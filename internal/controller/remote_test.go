@@ -19,9 +19,9 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 )
 
-// loopback is where the remote API servers of these tests listen, which
+// loopbackNet is where the remote API servers of these tests listen, which
 // only a provider told so may reach.
-var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
+var loopbackNet = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 
 // A remote is a second, real API server standing in for a target cluster
 // that a ProviderConfig reaches through a kubeconfig Secret.

@@ -1,7 +1,6 @@
 package controller_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -22,6 +21,8 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
@@ -46,25 +47,9 @@ func startS3Server(t *testing.T) *s3Server {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("no S3 server at %s: run `make testservers` to build it", bin)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	var logs bytes.Buffer
+	addr := loopback.Address(t)
 	cmd := exec.Command(bin, "--port", addr, "--access", s3Access, "--secret", s3Secret, "posix", t.TempDir()) //nolint:gosec // The project's own test server.
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("versitygw output:\n%s", logs.String())
-		}
-	})
+	process.ForTest(t, "versitygw", cmd)
 	c, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(s3Access, s3Secret, ""), BucketLookup: minio.BucketLookupPath})
 	if err != nil {
 		t.Fatal(err)

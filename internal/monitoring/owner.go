@@ -89,6 +89,24 @@ func Scrape(ctx context.Context, url string) (map[string]bool, error) {
 	return names, nil
 }
 
+// Unexported lists the names of an owner the kit in dir uses that the
+// /metrics endpoint at url does not serve, each with the places that use it.
+func Unexported(ctx context.Context, dir string, o Owner, url string) ([]string, error) {
+	exported, err := Scrape(ctx, url)
+	if err != nil {
+		return nil, err
+	}
+	qs, err := Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	used, err := Names(qs)
+	if err != nil {
+		return nil, err
+	}
+	return Missing(used, o, exported), nil
+}
+
 // Missing lists the names of an owner the kit uses that it does not
 // export, each with the places that use it.
 func Missing(used map[string][]string, o Owner, exported map[string]bool) []string {
