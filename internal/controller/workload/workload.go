@@ -75,6 +75,8 @@ func busy(p v1alpha1.Phase) bool {
 
 // Dependencies are what every reconcile shares.
 type Dependencies struct {
+	// Configs reads provider configs and the Secrets they name.
+	Configs client.Reader
 	// Targets hands out target cluster clients.
 	Targets *clients.Cache
 	// Sources resolves git and S3 sources to their identity.
@@ -90,6 +92,7 @@ type Dependencies struct {
 // clusters may be in allowTargets even where the dialer refuses them.
 func DefaultDependencies(mgr ctrl.Manager, deny, allowTargets []netip.Prefix) Dependencies {
 	return Dependencies{
+		Configs:   clients.NewSecretCache(mgr.GetClient(), clients.DefaultSecretFreshness),
 		Targets:   clients.NewCache(clients.Target{Client: mgr.GetClient(), Uncached: mgr.GetAPIReader()}, clients.TargetClients(mgr), source.SafeDialer(source.Policy{Deny: deny, Allow: allowTargets})),
 		Sources:   source.NewResolver(source.HTTPClient(source.SafeDialer(source.Policy{Deny: deny}))),
 		BuildDeny: source.BuildDeny(deny),
@@ -121,7 +124,7 @@ type connector[T resource.ModernManaged] struct {
 // refused before its usage is recorded: a usage would keep it from being
 // deleted.
 func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternalClient[T], error) {
-	cfg, err := clients.Resolve(ctx, c.local, mg)
+	cfg, err := clients.Resolve(ctx, c.deps.Configs, mg)
 	if err != nil {
 		return nil, errors.Wrap(err, errResolvePC)
 	}
