@@ -1,5 +1,5 @@
 // Package loopback finds loopback addresses for the processes and servers
-// the tests start.
+// the tests and benchmarks start.
 package loopback
 
 import (
@@ -7,16 +7,24 @@ import (
 	"testing"
 )
 
-// Address is a loopback address nothing listens on, for a server the test
-// starts next.
+// Free is a loopback address nothing listens on, for a server started next.
+func Free() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close() //nolint:errcheck // Only its address is wanted.
+	return l.Addr().String(), nil
+}
+
+// Address is Free for a test, which fails when there is none.
 func Address(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := Free()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close() //nolint:errcheck // Only its address is wanted.
-	return l.Addr().String()
+	return a
 }
 
 // Port is the port of an Address.

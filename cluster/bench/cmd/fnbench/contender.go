@@ -15,27 +15,28 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/bench"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 )
 
-const (
-	// address is where each function serves while it is measured; they
-	// run one at a time.
-	address = "127.0.0.1:9551"
-	// metricsAddress is where function-sdk-go serves Prometheus metrics by
-	// default, on every interface; ours is told to use it too.
-	metricsAddress = "127.0.0.1:8080"
+// errNotMeasuredFmt says the metrics scraped are not the measured function's.
+const errNotMeasuredFmt = "the metrics at %s are not the measured function's: they count %.0f passes for %d requests"
 
-	// startTimeout is how long a function has to answer its first request.
-	startTimeout = time.Minute
-)
+// startTimeout is how long a function has to answer its first request.
+const startTimeout = time.Minute
+
+// passesMetric counts the passes ours ran: what tells that the metrics
+// scraped are of the process measured.
+const passesMetric = "lambda_function_passes_total"
 
 // A contender is one function the benchmark measures.
 type contender struct {
 	name string
 	bin  string
-	args []string
-	req  *fnv1.RunFunctionRequest
+	// metrics says it serves Prometheus metrics where --metrics-address
+	// says: ours does, the peers do not.
+	metrics bool
+	req     *fnv1.RunFunctionRequest
 	// reference is ours' answer, which each contender's is compared with.
 	reference *fnv1.RunFunctionResponse
 	// skip says why this contender is not measured.
@@ -65,14 +66,41 @@ func (r result) String() string {
 		float64(r.rss)/(1<<20), float64(r.peakRSS)/(1<<20), r.desired, r.same)
 }
 
+// A started function serves on loopback addresses nothing else held when
+// it started: a fixed port another program holds would measure that one.
+type started struct {
+	*process.Process
+	address, metrics string
+}
+
+// start starts the function on free loopback addresses.
+func (c *contender) start() (*started, error) {
+	addr, err := loopback.Free()
+	if err != nil {
+		return nil, err
+	}
+	s := &started{address: addr}
+	args := []string{"--insecure", "--address=" + addr}
+	if c.metrics {
+		if s.metrics, err = loopback.Free(); err != nil {
+			return nil, err
+		}
+		args = append(args, "--metrics-address="+s.metrics)
+	}
+	if s.Process, err = process.Start(c.name, c.bin, process.Options{Out: os.Stderr}, args...); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // run starts the function, warms it up, measures and stops it.
 func (c *contender) run(ctx context.Context, warmup, requests int) (result, error) {
-	p, err := process.Start(c.name, c.bin, process.Options{Out: os.Stderr}, c.args...)
+	p, err := c.start()
 	if err != nil {
 		return result{}, err
 	}
 	defer p.Stop()
-	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(p.address, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return result{}, err
 	}
@@ -88,7 +116,12 @@ func (c *contender) run(ctx context.Context, warmup, requests int) (result, erro
 			return result{}, err
 		}
 	}
-	before, scraped := bench.Scrape(ctx, http.DefaultClient, "http://"+metricsAddress+"/metrics")
+	var before bench.Metrics
+	if c.metrics {
+		if before, err = bench.Scrape(ctx, http.DefaultClient, "http://"+p.metrics+"/metrics"); err != nil {
+			return result{}, err
+		}
+	}
 	samples := make([]time.Duration, requests)
 	var total time.Duration
 	for i := range samples {
@@ -103,10 +136,13 @@ func (c *contender) run(ctx context.Context, warmup, requests int) (result, erro
 		p50: bench.Percentile(samples, 50), p99: bench.Percentile(samples, 99), mean: total / time.Duration(requests),
 		allocs: -1, bytes: -1, desired: len(first.GetDesired().GetResources()), same: sameDesired(first, c.reference),
 	}
-	if scraped == nil {
-		after, err := bench.Scrape(ctx, http.DefaultClient, "http://"+metricsAddress+"/metrics")
+	if c.metrics {
+		after, err := bench.Scrape(ctx, http.DefaultClient, "http://"+p.metrics+"/metrics")
 		if err != nil {
 			return result{}, err
+		}
+		if n := after.Sum(passesMetric, nil) - before.Sum(passesMetric, nil); int(n) != requests {
+			return result{}, errors.Errorf(errNotMeasuredFmt, p.metrics, n, requests)
 		}
 		r.allocs = (after.Sum("go_memstats_mallocs_total", nil) - before.Sum("go_memstats_mallocs_total", nil)) / float64(requests)
 		r.bytes = (after.Sum("go_memstats_alloc_bytes_total", nil) - before.Sum("go_memstats_alloc_bytes_total", nil)) / float64(requests)
@@ -137,12 +173,12 @@ func firstAnswer(ctx context.Context, fn fnv1.FunctionRunnerServiceClient, req *
 
 // probe runs the function once and returns its answer to the request.
 func (c *contender) probe(ctx context.Context) (*fnv1.RunFunctionResponse, error) {
-	p, err := process.Start(c.name, c.bin, process.Options{Out: os.Stderr}, c.args...)
+	p, err := c.start()
 	if err != nil {
 		return nil, err
 	}
 	defer p.Stop()
-	conn, err := grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient(p.address, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {
 		return nil, err
 	}

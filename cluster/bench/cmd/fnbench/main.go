@@ -60,10 +60,10 @@ func measure(ctx context.Context, requests, warmup, rounds int, peers string) er
 		return err
 	}
 	ours := &contender{
-		name: "function-knative-lambda",
-		bin:  bin,
-		args: []string{"--insecure", "--address=" + address, "--metrics-address=" + metricsAddress},
-		req:  req,
+		name:    "function-knative-lambda",
+		bin:     bin,
+		metrics: true,
+		req:     req,
 	}
 	if ours.reference, err = ours.probe(ctx); err != nil {
 		return err
