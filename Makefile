@@ -136,16 +136,18 @@ fuzz:
 
 ## peers: what the benchmarks measure ours against, built from their modules
 ## into .cache/peers; their code is never committed. A peer the module proxy
-## refuses is reported and left out of the benchmark.
+## refuses is reported and left out of the benchmark, unless
+## PEER_SRC_<name>=DIR names a checkout of its source (such as a release tag
+## of its repository), which is built with its own go.mod.
 PEERS := $(CACHE)/peers
 PEER_MODS := cluster/bench/build
+PEER_FUNCTIONS := function-go-templating function-patch-and-transform
 peers:
 	@bash cluster/gobuild.sh $(PEERS) provider-kubernetes $(PEER_MODS)/provider-kubernetes \
 		github.com/crossplane-contrib/provider-kubernetes/cmd/provider
-	@for fn in function-go-templating function-patch-and-transform; do \
-		GOFLAGS=-mod=mod bash cluster/gobuild.sh $(PEERS) $$fn $(PEER_MODS)/$$fn github.com/crossplane-contrib/$$fn \
-			|| echo "$$fn: not built; the benchmark leaves it out"; \
-	done
+	@$(foreach fn,$(PEER_FUNCTIONS),GOFLAGS=-mod=mod bash cluster/gobuild.sh $(PEERS) $(fn) \
+		$(if $(PEER_SRC_$(fn)),$(PEER_SRC_$(fn)) .,$(PEER_MODS)/$(fn) github.com/crossplane-contrib/$(fn)) \
+		|| echo "$(fn): not built; the benchmark leaves it out";)
 
 ## bench: the function against its peers over gRPC, then the provider
 ## against provider-kubernetes at scale on local control planes. Prints

@@ -20,15 +20,37 @@ const (
 
 // A hasher writes length-prefixed fields, so that ("ab", "c") and ("a", "bc")
 // never hash the same.
-type hasher struct{ h io.Writer }
+type hasher struct {
+	h io.Writer
+	// buf carries strings to h: a hash takes bytes, and converting a
+	// wrapper's or Dockerfile's text to bytes would copy all of it at every
+	// render.
+	buf []byte
+}
+
+// hasherBuf is how much of a string a hasher writes at once.
+const hasherBuf = 4096
+
+func newHasher(h io.Writer) hasher {
+	return hasher{h: h, buf: make([]byte, hasherBuf)}
+}
 
 func (w hasher) field(name, value string) {
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(len(value)))
-	_, _ = io.WriteString(w.h, name)
-	_, _ = w.h.Write([]byte{0})
-	_, _ = w.h.Write(n[:])
-	_, _ = io.WriteString(w.h, value)
+	w.write(name)
+	binary.BigEndian.PutUint64(w.buf[:8], uint64(len(value)))
+	w.buf[8] = 0
+	_, _ = w.h.Write(w.buf[8:9])
+	_, _ = w.h.Write(w.buf[:8])
+	w.write(value)
+}
+
+// write writes a string to the hash through buf.
+func (w hasher) write(s string) {
+	for len(s) > 0 {
+		n := copy(w.buf, s)
+		_, _ = w.h.Write(w.buf[:n])
+		s = s[n:]
+	}
 }
 
 // SourceIdentity is the content identity of a function's source, without
@@ -40,7 +62,7 @@ func SourceIdentity(spec v1alpha1.LambdaFunctionParameters, o Observed) (string,
 	switch {
 	case src.Inline != nil:
 		h := sha256.New()
-		w := hasher{h}
+		w := newHasher(h)
 		w.field("kind", "inline")
 		w.field("code", src.Inline.Code)
 		w.field("dependencies", src.Inline.Dependencies)
@@ -68,7 +90,7 @@ func SourceIdentity(spec v1alpha1.LambdaFunctionParameters, o Observed) (string,
 // rebuilds.
 func BuildIdentity(spec v1alpha1.LambdaFunctionParameters, rt Runtime, sourceIdentity, repository, rebuild string) string {
 	h := sha256.New()
-	w := hasher{h}
+	w := newHasher(h)
 	w.field("source", sourceIdentity)
 	if g := spec.Source.Git; g != nil {
 		w.field("git.url", g.URL)
