@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/bench"
 )
@@ -17,6 +18,9 @@ func (r *result) print(w io.Writer) {
 		"steady: rss %5.0f MiB, %5.0f reconciles, %.2f reads and %.3f writes per reconcile, cpu %.1fs; writes %v by resource %v; reads %v; writes until Ready %v\n",
 		r.contender, r.n, mode(r.inline), r.servicesCreated.Seconds(), r.readyAfterMark.Seconds(), r.converged.Seconds(), r.convergeCPU,
 		float64(r.peakRSS)/mib, float64(r.steadyRSS)/mib, r.reconciles, r.reads, r.writes, r.steadyCPU, r.writesByVerb, r.writeResources, r.readResources, r.convergeWrites)
+	if r.inline {
+		fmt.Fprintf(w, "%-24s n=%-5d create to build Job: p50 %s, p99 %s\n", r.contender, r.n, r.jobP50.Round(time.Millisecond), r.jobP99.Round(time.Millisecond))
+	}
 }
 
 func mode(inline bool) string {

@@ -73,6 +73,9 @@ type result struct {
 	// convergeWrites are the API writes until all were Ready, by resource;
 	// the benchmark's own are among them.
 	convergeWrites map[string]float64
+	// jobP50 and jobP99 are from a function's create to its build Job,
+	// for builds.
+	jobP50, jobP99 time.Duration
 }
 
 // run starts a control plane and the contender, creates n functions, plays
@@ -132,6 +135,10 @@ func run(ctx context.Context, dir string, c contender, s setting) (*result, erro
 	if err != nil {
 		return nil, err
 	}
+	jobs, err := watchFirstJobs(ctx, w)
+	if err != nil {
+		return nil, err
+	}
 	cpuProfile := profile(ctx, c.pprofURL, fmt.Sprintf("profile?seconds=%d", int(cpuProfileTime.Seconds())), filepath.Join(dir, "cpu.pprof"))
 	start := time.Now()
 	if err := parallel(s.n, func(i int) error {
@@ -139,6 +146,7 @@ func run(ctx context.Context, dir string, c contender, s setting) (*result, erro
 		if err != nil {
 			return err
 		}
+		jobs.creating(o.GetName())
 		return kube.Create(ctx, o)
 	}); err != nil {
 		return nil, err
@@ -156,6 +164,7 @@ func run(ctx context.Context, dir string, c contender, s setting) (*result, erro
 		return nil, err
 	}
 	r.servicesCreated = time.Since(start)
+	r.jobP50, r.jobP99 = jobs.percentiles()
 
 	if err := markServicesReady(ctx, kube, w); err != nil {
 		return nil, err
