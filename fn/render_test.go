@@ -23,6 +23,7 @@ import (
 	platform "github.com/knative-lambda/provider-knative-lambda/apis/platform/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/golden"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/internal/monitoring"
@@ -112,7 +113,7 @@ func TestCrossplaneRender(t *testing.T) {
 				if err != nil {
 					t.Fatalf("crossplane render: %v\n%s", err, stderr.String())
 				}
-				golden(t, filepath.Join("testdata", "render", name+".yaml"), withoutNetworkErrors(t, out))
+				golden.Check(t, filepath.Join("testdata", "render", name+".yaml"), withoutNetworkErrors(t, out), *update)
 				validate(ctx, t, kube, out)
 
 				// The whole XR, status included, against the XRD, as
@@ -284,23 +285,6 @@ func concat(t *testing.T, paths ...string) []byte {
 		out = append(append(out, "---\n"...), b...)
 	}
 	return out
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path) //nolint:gosec // Golden files.
-	if err != nil {
-		t.Fatalf("%v: run go test ./fn -run TestCrossplaneRender -update to write it", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("crossplane render: -%s, +got:\n%s", path, diff)
-	}
 }
 
 // withoutNetworkErrors cuts, from the XR's conditions, what the network

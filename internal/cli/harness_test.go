@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -121,27 +120,4 @@ func (s scene) kubectlLambda(ctx context.Context, now time.Time, args ...string)
 	cmd.SetArgs(append([]string{"--kubeconfig=" + s.kubeconfig, "--namespace=" + s.namespace}, args...))
 	err := cmd.ExecuteContext(ctx)
 	return out.String(), err
-}
-
-// golden compares what a command wrote with a golden file, or writes it
-// with -update.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path) //nolint:gosec // A golden file of this test.
-	if err != nil {
-		t.Fatalf("%v: run go test ./internal/cli -update", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s: -golden, +got:\n%s", path, diff)
-	}
 }

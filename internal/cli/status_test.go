@@ -2,6 +2,7 @@ package cli_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/golden"
 )
 
 // t0 is when the played builds start.
@@ -127,7 +129,7 @@ func TestStatus(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s\nkubectl lambda status %s: %v\n%s", tc.reason, name, err, out)
 			}
-			golden(t, "status-"+name+".txt", strings.ReplaceAll(out, s.namespace, "NAMESPACE"))
+			golden.Check(t, filepath.Join("testdata", "status-"+name+".txt"), []byte(strings.ReplaceAll(out, s.namespace, "NAMESPACE")), *update)
 		})
 	}
 }

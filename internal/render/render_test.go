@@ -4,13 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
@@ -19,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/golden"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 )
 
@@ -174,21 +173,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := goldenYAML(t, tc.objects)
-			path := filepath.Join("testdata", "golden", tc.name+".yaml")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o600); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path) //nolint:gosec // A golden file of this test.
-			if err != nil {
-				t.Fatalf("%v: run go test ./internal/render -run TestGolden -update", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("%s: -golden, +rendered:\n%s", path, diff)
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", tc.name+".yaml"), []byte(goldenYAML(t, tc.objects)), *update)
 		})
 	}
 }
