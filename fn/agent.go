@@ -4,10 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
-
-	"github.com/crossplane/function-sdk-go/errors"
 
 	platformv1alpha1 "github.com/knative-lambda/provider-knative-lambda/apis/platform/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -63,7 +60,7 @@ func (p *pass) forwardAddresses(e *v1alpha1.AgentEventing) (render.Observed, boo
 	addrs := map[string]string{}
 	for _, key := range slices.Sorted(maps.Keys(targets.Brokers)) {
 		ref := targets.Brokers[key]
-		items, ok, err := p.require(p.requirement(requireBroker, ref.Namespace, ref.Name), byName(eventingv1.SchemeGroupVersion.String(), "Broker", ref.Namespace, ref.Name))
+		items, ok, err := requireAs[eventingv1.Broker](p, p.requirement(requireBroker, ref.Namespace, ref.Name), byName(eventingv1.SchemeGroupVersion.String(), "Broker", ref.Namespace, ref.Name))
 		if err != nil {
 			return render.Observed{}, false, err
 		}
@@ -71,11 +68,7 @@ func (p *pass) forwardAddresses(e *v1alpha1.AgentEventing) (render.Observed, boo
 		if len(items) == 0 {
 			continue
 		}
-		b := &eventingv1.Broker{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[0].Object, b); err != nil {
-			return render.Observed{}, false, errors.Wrapf(err, errFmtConvert, "Broker", ref.Name)
-		}
-		if a := observe.BrokerAddress(b); a != "" {
+		if a := observe.BrokerAddress(items[0]); a != "" {
 			addrs[key] = a
 		}
 	}
@@ -91,15 +84,11 @@ func (p *pass) targetAgent(namespace, name string) (e *v1alpha1.AgentEventing, f
 	if p.xr.kind == platformv1alpha1.XAgentKind {
 		kind = platformv1alpha1.AgentClaimKind
 	}
-	items, ok, err := p.require(p.requirement(requireForwardAgent, namespace, name), byName(platformv1alpha1.SchemeGroupVersion.String(), kind, namespace, name))
+	items, ok, err := requireAs[platformv1alpha1.Agent](p, p.requirement(requireForwardAgent, namespace, name), byName(platformv1alpha1.SchemeGroupVersion.String(), kind, namespace, name))
 	if err != nil || !ok || len(items) == 0 {
 		return nil, false, ok, err
 	}
-	a := &platformv1alpha1.Agent{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[0].Object, a); err != nil {
-		return nil, false, false, errors.Wrapf(err, errFmtConvert, kind, name)
-	}
-	return a.Spec.Eventing, true, true, nil
+	return items[0].Spec.Eventing, true, true, nil
 }
 
 // requirement names what a pass requires of an object: by its name alone in

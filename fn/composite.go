@@ -4,12 +4,10 @@ import (
 	"slices"
 	"strings"
 
+	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/function-sdk-go/errors"
-	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/platform/v1alpha1"
 )
@@ -53,10 +51,9 @@ type composite struct {
 }
 
 // compositeOf reads which workload a composite resource asks for.
-func compositeOf(xr *resource.Composite) (composite, error) {
-	u := xr.Resource
-	c := composite{kind: u.GetKind(), namespace: u.GetNamespace(), name: u.GetName()}
-	var into runtime.Object
+func compositeOf(xr *structpb.Struct) (composite, error) {
+	c := composite{kind: stringAt(xr, "kind"), namespace: stringAt(xr, "metadata", "namespace"), name: stringAt(xr, "metadata", "name")}
+	var into metav1.Object
 	switch c.kind {
 	case v1alpha1.LambdaKind, v1alpha1.XLambdaKind:
 		into = &c.lambdaXR
@@ -65,11 +62,11 @@ func compositeOf(xr *resource.Composite) (composite, error) {
 	default:
 		return c, errors.Errorf(errFmtNoKind, c.kind)
 	}
-	if c.namespace == "" {
+	namespaced := c.namespace != ""
+	if !namespaced {
 		// Only the claim reference Crossplane binds: labels can be set by
 		// anyone who writes the XR, and would choose any namespace.
-		ns, _, _ := unstructured.NestedString(u.Object, "spec", "claimRef", "namespace")
-		name, _, _ := unstructured.NestedString(u.Object, "spec", "claimRef", "name")
+		ns, name := stringAt(xr, "spec", "claimRef", "namespace"), stringAt(xr, "spec", "claimRef", "name")
 		if ns == "" || name == "" {
 			return c, errors.Errorf(errFmtNoClaim, c.kind, c.name, claimKind(c))
 		}
@@ -77,12 +74,11 @@ func compositeOf(xr *resource.Composite) (composite, error) {
 	}
 	// Crossplane's own spec fields (compositionRef, claimRef and the like)
 	// are not ours and are left out.
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
+	if err := decodeStruct(xr, into); err != nil {
 		return c, errors.Wrap(err, errDecodeXR)
 	}
-	if u.GetNamespace() != "" {
-		// Read from the decoded object: numbers arrive as floats.
-		c.generation = into.(metav1.Object).GetGeneration() //nolint:forcetypeassert // Both kinds are objects.
+	if namespaced {
+		c.generation = into.GetGeneration()
 	}
 	return c, nil
 }

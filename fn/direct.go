@@ -7,14 +7,12 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/resource/composed"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
@@ -134,7 +132,7 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 // Kaniko's pods without the Job ever saying so. A namespace Crossplane does
 // not supply is given the benefit of the doubt.
 func (p *pass) buildAdmitted() (outcome, bool, error) {
-	items, ok, err := p.require(requireNamespace, byName("v1", "Namespace", "", p.xr.namespace))
+	items, ok, err := requireAs[metav1.PartialObjectMetadata](p, requireNamespace, byName("v1", "Namespace", "", p.xr.namespace))
 	switch {
 	case err != nil || !ok:
 		return progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgWaitRequired), false, err
@@ -160,10 +158,7 @@ func (p *pass) shareBroker(objs *render.Objects) error {
 	if _, ours := p.observed[nameOf(b)]; ours {
 		return nil
 	}
-	items, ok, err := p.require(requireBroker+b.Name, byName(eventingv1.SchemeGroupVersion.String(), "Broker", b.Namespace, b.Name))
-	if err != nil {
-		return err
-	}
+	items, ok := p.require(requireBroker+b.Name, byName(eventingv1.SchemeGroupVersion.String(), "Broker", b.Namespace, b.Name))
 	if !ok || len(items) > 0 {
 		// Until Crossplane has answered, nothing is composed that another
 		// composite might own; the Broker's RabbitmqBrokerConfig goes with
@@ -175,8 +170,8 @@ func (p *pass) shareBroker(objs *render.Objects) error {
 
 // workloadObject is what serves while a build runs: anything but an older
 // build's Job, ConfigMap and NetworkPolicy.
-func workloadObject(o *composed.Unstructured) bool {
-	return o.GetKind() != "Job" && o.GetKind() != "ConfigMap" && o.GetKind() != "NetworkPolicy"
+func workloadObject(kind string) bool {
+	return kind != "Job" && kind != "ConfigMap" && kind != "NetworkPolicy"
 }
 
 // followBuild reads the build Job of the current identity into the status.
@@ -194,16 +189,12 @@ func (p *pass) followBuild(objs *render.Objects, status *v1alpha1.LambdaFunction
 	if observe.Finished(job) {
 		// The pods' termination messages say what the build pushed or why
 		// it failed.
-		items, ok, err := p.require(requireBuildPods, byLabels("v1", "Pod", job.Namespace, map[string]string{observe.LabelJobName: name}))
+		items, ok, err := requireAs[corev1.Pod](p, requireBuildPods, byLabels("v1", "Pod", job.Namespace, map[string]string{observe.LabelJobName: name}))
 		if err != nil || !ok {
 			return progressing(v1alpha1.PhaseBuilding, v1alpha1.ReasonBuilding, msgWaitRequired), "", err
 		}
-		for _, u := range items {
-			pod := corev1.Pod{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &pod); err != nil {
-				return outcome{}, "", errors.Wrapf(err, errFmtConvert, "Pod", u.GetName())
-			}
-			pods = append(pods, pod)
+		for _, pod := range items {
+			pods = append(pods, *pod)
 		}
 	}
 	bo := observe.Build(job, pods)
@@ -302,18 +293,17 @@ func (p *pass) defaults(in *v1beta1.Input) (render.Defaults, outcome, bool, erro
 	if ref.Kind == v1alpha1.ProviderConfigKind {
 		ns = p.xr.namespace
 	}
-	items, ok, err := p.require(requireProviderConfig, byName(v1alpha1.SchemeGroupVersion.String(), ref.Kind, ns, ref.Name))
+	// ProviderConfig and ClusterProviderConfig keep build settings alike.
+	items, ok, err := requireAs[v1alpha1.ProviderConfig](p, requireProviderConfig, byName(v1alpha1.SchemeGroupVersion.String(), ref.Kind, ns, ref.Name))
 	switch {
-	case err != nil || !ok:
-		return render.Defaults{}, progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgWaitRequired), false, err
+	case err != nil:
+		return render.Defaults{}, outcome{}, false, err
+	case !ok:
+		return render.Defaults{}, progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgWaitRequired), false, nil
 	case len(items) == 0:
 		return render.Defaults{}, stalled(v1alpha1.ReasonInvalid, fmt.Sprintf(msgFmtNoProvider, ref.Kind, ref.Name)), false, nil
 	}
-	// ProviderConfig and ClusterProviderConfig keep build settings alike.
-	pc := &v1alpha1.ProviderConfig{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[0].Object, pc); err != nil {
-		return render.Defaults{}, outcome{}, false, errors.Wrapf(err, errFmtConvert, ref.Kind, ref.Name)
-	}
+	pc := items[0]
 	return render.BuildDefaults(pc.Spec.Build).WithEventing(pc.Spec.Eventing).WithEventing(in.Eventing), outcome{}, true, nil
 }
 
@@ -323,16 +313,14 @@ func (p *pass) credentials(ref *v1alpha1.LocalObjectReference) (map[string][]byt
 	if ref == nil {
 		return nil, outcome{}, true, nil
 	}
-	items, ok, err := p.require(requireCredentials, byName("v1", "Secret", p.xr.namespace, string(ref.Name)))
+	items, ok, err := requireAs[corev1.Secret](p, requireCredentials, byName("v1", "Secret", p.xr.namespace, string(ref.Name)))
 	switch {
-	case err != nil || !ok:
-		return nil, progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgWaitRequired), false, err
+	case err != nil:
+		return nil, outcome{}, false, err
+	case !ok:
+		return nil, progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgWaitRequired), false, nil
 	case len(items) == 0:
 		return nil, stalled(v1alpha1.ReasonSourceUnresolved, fmt.Sprintf(msgFmtNoSecret, ref.Name, p.xr.namespace)), false, nil
 	}
-	s := &corev1.Secret{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(items[0].Object, s); err != nil {
-		return nil, outcome{}, false, errors.Wrapf(err, errFmtConvert, "Secret", ref.Name)
-	}
-	return s.Data, outcome{}, true, nil
+	return items[0].Data, outcome{}, true, nil
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -60,7 +59,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	rsp := response.To(req, responseTTL)
 
 	in := &v1beta1.Input{}
-	if err := request.GetInput(req, in); err != nil {
+	if err := decodeStrict(req.GetInput(), in); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, errInput))
 		return rsp, nil
 	}

@@ -1,9 +1,9 @@
 package main
 
 import (
+	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/function-sdk-go/errors"
 
@@ -27,12 +27,9 @@ func (p *pass) generation() (int64, error) {
 	if !p.xr.legacy {
 		return p.xr.generation, nil
 	}
-	claims, ok, err := p.require(requireClaim, byName(v1alpha1.SchemeGroupVersion.String(), claimKind(p.xr), p.xr.namespace, p.xr.name))
-	if err != nil {
-		return 0, err
-	}
+	claims, ok := p.require(requireClaim, byName(v1alpha1.SchemeGroupVersion.String(), claimKind(p.xr), p.xr.namespace, p.xr.name))
 	if ok && len(claims) == 1 {
-		gen, current, err := p.xr.claimGeneration(claims[0].Object)
+		gen, current, err := p.xr.claimGeneration(claims[0])
 		if err != nil || current {
 			return gen, err
 		}
@@ -42,7 +39,7 @@ func (p *pass) generation() (int64, error) {
 
 // claimGeneration is a claim's generation, and whether the composite carries
 // the spec of that generation.
-func (c composite) claimGeneration(claim map[string]any) (int64, bool, error) {
+func (c composite) claimGeneration(claim *structpb.Struct) (int64, bool, error) {
 	var into metav1.Object
 	var theirs, mine any
 	if c.agent {
@@ -52,7 +49,7 @@ func (c composite) claimGeneration(claim map[string]any) (int64, bool, error) {
 		l := &v1alpha1.Lambda{}
 		into, theirs, mine = l, &l.Spec, &c.lambdaXR.Spec
 	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(claim, into); err != nil {
+	if err := decodeStruct(claim, into); err != nil {
 		return 0, false, errors.Wrap(err, errDecodeClaim)
 	}
 	return into.GetGeneration(), equality.Semantic.DeepEqual(theirs, mine), nil

@@ -2,7 +2,6 @@ package main
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -52,29 +51,29 @@ func (p *pass) managed(in *v1beta1.Input) (outcome, error) {
 	if !ok {
 		return progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgMRCreating), nil
 	}
-	if at, ok, _ := unstructured.NestedMap(ob.Resource.Object, "status", "atProvider"); ok {
+	if at := structAt(ob, "status", "atProvider"); at != nil {
 		p.status = at
 	}
-	phase, _, _ := unstructured.NestedString(ob.Resource.Object, "status", "atProvider", "phase")
-	c, ok := condition(ob.Resource, string(xpv2.TypeReady))
+	phase := stringAt(ob, "status", "atProvider", "phase")
+	c := condition(ob, string(xpv2.TypeReady))
+	reason := xpv2.ConditionReason(stringAt(c, "reason"))
 	switch {
-	case !ok:
+	case c == nil:
 		return progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgMRCreating), nil
-	case c.Status == "True":
-		if lr, ok := condition(ob.Resource, string(v1alpha1.TypeLatestRevisionReady)); ok && lr.Status == "False" {
-			return failingWhileServing(lr.Message), nil
+	case stringAt(c, "status") == "True":
+		if lr := condition(ob, string(v1alpha1.TypeLatestRevisionReady)); stringAt(lr, "status") == "False" {
+			return failingWhileServing(stringAt(lr, "message")), nil
 		}
-		url, _, _ := unstructured.NestedString(ob.Resource.Object, "status", "atProvider", "url")
-		return ready(url), nil
-	case stallReasons[c.Reason]:
-		return stalled(c.Reason, c.Message), nil
+		return ready(stringAt(ob, "status", "atProvider", "url")), nil
+	case stallReasons[reason]:
+		return stalled(reason, stringAt(c, "message")), nil
 	}
-	msg := c.Message
+	msg := stringAt(c, "message")
 	if msg == "" {
 		msg = msgMRNotReady
 	}
 	if phase == "" {
 		phase = string(v1alpha1.PhasePending)
 	}
-	return progressing(v1alpha1.Phase(phase), c.Reason, msg), nil
+	return progressing(v1alpha1.Phase(phase), reason, msg), nil
 }

@@ -1,16 +1,13 @@
 package main
 
 import (
+	"google.golang.org/protobuf/types/known/structpb"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/resource/composed"
 	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -103,33 +100,27 @@ func (o outcome) conditions(rsp *fnv1.RunFunctionResponse) {
 // complete, a ConfigMap, NetworkPolicy or RabbitmqBrokerConfig (which have no
 // status) as soon as it exists, anything else (Knative objects, managed
 // resources) once its Ready condition is True.
-func readiness(u *composed.Unstructured) resource.Ready {
+func readiness(s *structpb.Struct) fnv1.Ready {
 	want := "Ready"
-	switch u.GetKind() {
+	switch stringAt(s, "kind") {
 	case "ConfigMap", "NetworkPolicy", render.RabbitMQBrokerConfigKind:
-		return resource.ReadyTrue
+		return fnv1.Ready_READY_TRUE
 	case "Job":
 		want = string(batchv1.JobComplete)
 	}
-	if c, ok := condition(u, want); ok && c.Status == corev1.ConditionTrue {
-		return resource.ReadyTrue
+	if c := condition(s, want); stringAt(c, "status") == string(corev1.ConditionTrue) {
+		return fnv1.Ready_READY_TRUE
 	}
-	return resource.ReadyFalse
+	return fnv1.Ready_READY_FALSE
 }
 
-// condition finds an observed object's condition of a type.
-func condition(u *composed.Unstructured, typ string) (xpv2.Condition, bool) {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if !ok || m["type"] != typ {
-			continue
+// condition is an observed object's condition of a type; nil when it has
+// none.
+func condition(s *structpb.Struct, typ string) *structpb.Struct {
+	for _, c := range structAt(s, "status").GetFields()["conditions"].GetListValue().GetValues() {
+		if m := c.GetStructValue(); stringAt(m, "type") == typ {
+			return m
 		}
-		var out xpv2.Condition
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &out); err != nil {
-			return xpv2.Condition{}, false
-		}
-		return out, true
 	}
-	return xpv2.Condition{}, false
+	return nil
 }

@@ -3,16 +3,12 @@ package main
 import (
 	"maps"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
+	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/request"
 	"github.com/crossplane/function-sdk-go/resource"
-	"github.com/crossplane/function-sdk-go/resource/composed"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )
@@ -23,43 +19,50 @@ const (
 )
 
 // A pass is one RunFunction call's view of a composite resource: what
-// Crossplane observed, and the desired state it builds up.
+// Crossplane observed, and the desired state it builds up. Objects stay the
+// Structs the request and answer carry; only those a pass reads are decoded.
 type pass struct {
 	req *fnv1.RunFunctionRequest
 	rsp *fnv1.RunFunctionResponse
 
 	xr       composite
-	dxr      *resource.Composite
-	observed map[resource.Name]resource.ObservedComposed
-	desired  map[resource.Name]*resource.DesiredComposed
+	observed map[resource.Name]*structpb.Struct
+	// desired are the answer's composed resources, earlier steps' included.
+	desired map[string]*fnv1.Resource
 
 	// requirements are every resource this pass asked Crossplane for; the
 	// same set on every call, so Crossplane knows when it is done.
 	requirements map[string]*fnv1.ResourceSelector
 
 	// status is written to the composite resource; nil leaves it alone.
-	status map[string]any
+	status *structpb.Struct
+
+	// parser makes the answer's Structs from slabs they all share.
+	parser structParser
 }
 
 func newPass(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (*pass, error) {
-	oxr, err := request.GetObservedCompositeResource(req)
-	if err != nil {
-		return nil, errors.Wrap(err, errObserved)
-	}
-	xr, err := compositeOf(oxr)
+	xr, err := compositeOf(req.GetObserved().GetComposite().GetResource())
 	if err != nil {
 		return nil, err
 	}
 	p := &pass{req: req, rsp: rsp, xr: xr, requirements: map[string]*fnv1.ResourceSelector{}}
-	if p.observed, err = request.GetObservedComposedResources(req); err != nil {
-		return nil, errors.Wrap(err, errObserved)
+	p.observed = make(map[resource.Name]*structpb.Struct, len(req.GetObserved().GetResources()))
+	for name, r := range req.GetObserved().GetResources() {
+		p.observed[resource.Name(name)] = r.GetResource()
 	}
-	if p.dxr, err = request.GetDesiredCompositeResource(req); err != nil {
-		return nil, errors.Wrap(err, errDesired)
+	// The answer starts as the request's desired state, which response.To
+	// shares with the request: the composed resources get a map of their
+	// own, so the request is left as it came.
+	if rsp.Desired == nil {
+		rsp.Desired = &fnv1.State{}
+	} else {
+		rsp.Desired = &fnv1.State{Composite: rsp.Desired.GetComposite(), Resources: maps.Clone(rsp.Desired.GetResources())}
 	}
-	if p.desired, err = request.GetDesiredComposedResources(req); err != nil {
-		return nil, errors.Wrap(err, errDesired)
+	if rsp.Desired.Resources == nil {
+		rsp.Desired.Resources = map[string]*fnv1.Resource{}
 	}
+	p.desired = rsp.Desired.Resources
 	return p, nil
 }
 
@@ -74,19 +77,19 @@ func nameOf(o client.Object) resource.Name {
 // says so.
 func (p *pass) compose(objs ...client.Object) error {
 	for _, o := range objs {
-		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		s, err := p.parser.structOf(o)
 		if err != nil {
 			return errors.Wrapf(err, errFmtConvert, o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
 		}
 		// Render sets neither; the server does.
-		delete(m, "status")
-		unstructured.RemoveNestedField(m, "metadata", "creationTimestamp")
+		delete(s.Fields, "status")
+		delete(s.Fields["metadata"].GetStructValue().GetFields(), "creationTimestamp")
 		name := nameOf(o)
-		d := &resource.DesiredComposed{Resource: &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: m}}, Ready: resource.ReadyFalse}
+		r := &fnv1.Resource{Resource: s, Ready: fnv1.Ready_READY_FALSE}
 		if ob, ok := p.observed[name]; ok {
-			d.Ready = readiness(ob.Resource)
+			r.Ready = readiness(ob)
 		}
-		p.desired[name] = d
+		p.desired[string(name)] = r
 	}
 	return nil
 }
@@ -94,55 +97,77 @@ func (p *pass) compose(objs ...client.Object) error {
 // keep carries observed composed resources forward as they are, when keep
 // says so and this pass does not render them: a build that starts or a spec
 // that fails leaves running objects alone.
-func (p *pass) keep(keep func(o *composed.Unstructured) bool) {
+func (p *pass) keep(keep func(kind string) bool) {
 	for name, ob := range p.observed {
-		if _, ok := p.desired[name]; ok || !keep(ob.Resource) {
+		if _, ok := p.desired[string(name)]; ok || !keep(stringAt(ob, "kind")) {
 			continue
 		}
 		// Only what a client sets: status and the server's metadata would
-		// be refused or fight the server.
-		m := map[string]any{}
-		for k, v := range ob.Resource.Object {
+		// be refused or fight the server. The values are the request's,
+		// shared: the answer is written once and never changed.
+		fields := make(map[string]*structpb.Value, len(ob.GetFields()))
+		for k, v := range ob.GetFields() {
 			if k != "status" && k != "metadata" {
-				m[k] = v
+				fields[k] = v
 			}
 		}
-		meta := map[string]any{}
-		observed, _ := ob.Resource.Object["metadata"].(map[string]any)
+		meta := map[string]*structpb.Value{}
+		observed := ob.GetFields()["metadata"].GetStructValue().GetFields()
 		for _, k := range []string{"name", "namespace", "labels", "annotations"} {
 			if v, ok := observed[k]; ok {
 				meta[k] = v
 			}
 		}
-		m["metadata"] = meta
-		p.desired[name] = &resource.DesiredComposed{Resource: &composed.Unstructured{Unstructured: unstructured.Unstructured{Object: m}}, Ready: readiness(ob.Resource)}
+		fields["metadata"] = structpb.NewStructValue(&structpb.Struct{Fields: meta})
+		p.desired[string(name)] = &fnv1.Resource{Resource: &structpb.Struct{Fields: fields}, Ready: readiness(ob)}
 	}
 }
 
 // all keeps every observed composed resource.
-func all(*composed.Unstructured) bool { return true }
+func all(string) bool { return true }
 
 // observedAs reads the observed twin of a rendered object into o; false
-// when there is none yet.
+// when there is none yet. What a pass reads of an object it renders is its
+// metadata and status, never its spec, which is the one rendered: the rest
+// is not decoded.
 func (p *pass) observedAs(rendered client.Object, o any) (bool, error) {
 	ob, ok := p.observed[nameOf(rendered)]
 	if !ok {
 		return false, nil
 	}
-	err := runtime.DefaultUnstructuredConverter.FromUnstructured(ob.Resource.Object, o)
-	return true, errors.Wrapf(err, errFmtNoObject, nameOf(rendered))
+	fields := ob.GetFields()
+	read := &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	for _, k := range []string{"apiVersion", "kind", "metadata", "status"} {
+		if v, ok := fields[k]; ok {
+			read.Fields[k] = v
+		}
+	}
+	return true, errors.Wrapf(decodeStruct(read, o), errFmtNoObject, nameOf(rendered))
 }
 
 // require asks Crossplane for the resources a selector matches and returns
 // them once it has answered; ok is false until then.
-func (p *pass) require(key string, sel *fnv1.ResourceSelector) (items []*unstructured.Unstructured, ok bool, err error) {
+func (p *pass) require(key string, sel *fnv1.ResourceSelector) (items []*structpb.Struct, ok bool) {
 	p.requirements[key] = sel
-	rs, ok, err := request.GetRequiredResource(p.req, key)
-	if err != nil || !ok {
-		return nil, ok, errors.Wrapf(err, errFmtRequired, key)
+	rs, ok := p.req.GetRequiredResources()[key]
+	for _, r := range rs.GetItems() {
+		items = append(items, r.GetResource())
 	}
-	for _, r := range rs {
-		items = append(items, r.Resource)
+	return items, ok
+}
+
+// requireAs reads each resource require returns into a new T.
+func requireAs[T any](p *pass, key string, sel *fnv1.ResourceSelector) (items []*T, ok bool, err error) {
+	ss, ok := p.require(key, sel)
+	if !ok {
+		return nil, false, nil
+	}
+	for _, s := range ss {
+		t := new(T)
+		if err := decodeStruct(s, t); err != nil {
+			return nil, true, errors.Wrapf(err, errFmtRequired, key)
+		}
+		items = append(items, t)
 	}
 	return items, true, nil
 }
@@ -167,11 +192,11 @@ func byLabels(apiVersion, kind, namespace string, labels map[string]string) *fnv
 
 // setStatus writes a workload's observation to the composite resource.
 func (p *pass) setStatus(obs any) error {
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obs)
+	s, err := p.parser.structOf(obs)
 	if err != nil {
 		return errors.Wrap(err, errResponse)
 	}
-	p.status = m
+	p.status = s
 	return nil
 }
 
@@ -183,32 +208,32 @@ func (p *pass) finish(o outcome) error {
 	if err != nil {
 		return err
 	}
-	if err := response.SetDesiredComposedResources(p.rsp, p.desired); err != nil {
-		return err
-	}
 	if len(p.requirements) > 0 {
 		p.rsp.Requirements = &fnv1.Requirements{Resources: p.requirements}
 	}
-	if p.status == nil {
-		p.status = map[string]any{}
+	// Earlier steps of the pipeline may have written the composite, its
+	// status included: theirs is kept, ours is laid over it field by field.
+	// What this pass observed may be the request's own, so it is copied.
+	dxr := p.rsp.Desired.GetComposite()
+	fields := maps.Clone(dxr.GetResource().GetFields())
+	if fields == nil {
+		fields = map[string]*structpb.Value{}
 	}
-	p.status["phase"] = string(o.phase)
+	status := maps.Clone(fields["status"].GetStructValue().GetFields())
+	if status == nil {
+		status = map[string]*structpb.Value{}
+	}
+	maps.Copy(status, p.status.GetFields())
+	status["phase"] = structpb.NewStringValue(string(o.phase))
 	if generation > 0 {
-		p.status["observedGeneration"] = generation
+		status["observedGeneration"] = structpb.NewNumberValue(float64(generation))
 	}
-	// Earlier steps of the pipeline may have written status fields too. The
-	// values are already JSON values, so they go in as they are: a field
-	// path would convert each through JSON again.
-	status, ok := p.dxr.Resource.Object["status"].(map[string]any)
-	if !ok {
-		status = map[string]any{}
-		p.dxr.Resource.Object["status"] = status
-	}
-	maps.Copy(status, p.status)
-	p.dxr.Ready = resource.ReadyFalse
+	fields["status"] = structpb.NewStructValue(&structpb.Struct{Fields: status})
+	ready := fnv1.Ready_READY_FALSE
 	if o.phase == v1alpha1.PhaseReady {
-		p.dxr.Ready = resource.ReadyTrue
+		ready = fnv1.Ready_READY_TRUE
 	}
+	p.rsp.Desired.Composite = &fnv1.Resource{Resource: &structpb.Struct{Fields: fields}, ConnectionDetails: dxr.GetConnectionDetails(), Ready: ready}
 	o.conditions(p.rsp)
-	return response.SetDesiredCompositeResource(p.rsp, p.dxr)
+	return nil
 }

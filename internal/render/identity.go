@@ -29,7 +29,7 @@ type hasher struct {
 }
 
 // hasherBuf is how much of a string a hasher writes at once.
-const hasherBuf = 4096
+const hasherBuf = 512
 
 func newHasher(h io.Writer) hasher {
 	return hasher{h: h, buf: make([]byte, hasherBuf)}

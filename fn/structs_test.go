@@ -1,0 +1,338 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+// TestStructOfRendered compares the Struct of every object render makes
+// with what the SDK's way, typed object to map to Struct, made of it.
+func TestStructOfRendered(t *testing.T) {
+	spec := parseSpec(t, helloSpec)
+	building := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry}})
+	built := mustRender(t, render.FunctionInput{
+		Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry},
+		Observed: render.Observed{Build: &render.Build{Identity: building.BuildIdentity, Digest: testDigest}},
+	})
+	objs := append(building.All(), built.All()...)
+	if len(objs) < 6 {
+		t.Fatalf("render made %d objects, want at least 6", len(objs))
+	}
+	for _, o := range objs {
+		t.Run(o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName(), func(t *testing.T) {
+			got, err := structOf(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(viaMap(t, o), got, protocmp.Transform()); diff != "" {
+				t.Errorf("structOf(): -via a map, +got:\n%s", diff)
+			}
+		})
+	}
+}
+
+func viaMap(t *testing.T, o client.Object) *structpb.Struct {
+	t.Helper()
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := structpb.NewStruct(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestStructOfJSON compares the parser with protojson's on what
+// encoding/json writes, and on documents it refuses.
+func TestStructOfJSON(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		in     string
+		err    bool
+	}{
+		"Scalars": {
+			reason: "Strings, numbers, booleans and null, in objects and lists.",
+			in:     `{"s":"x","n":-12.5e3,"i":1700000000,"z":0,"t":true,"f":false,"null":null,"l":[1,"a",null,[],{}],"o":{}}`,
+		},
+		"Escapes": {
+			reason: "Escaped quotes, backslashes, control characters and unicode, as a Dockerfile or code holds them.",
+			in:     `{"code":"print(\"hi\")\n\tx = '\\\\'\u0001 \u00e9 \ud83d\ude00","plain é 😀":"ok"}`,
+		},
+		"Space": {
+			reason: "Space between tokens, as a hand-written document has.",
+			in:     " {\n \"a\" : [ 1 , 2 ] ,\t\"b\" : { } }\n",
+		},
+		"Nested": {
+			reason: "Deep nesting keeps each object's fields its own.",
+			in:     `{"a":{"b":{"c":[{"d":1},{"e":[{"f":"g"}]}]}},"h":{"i":2}}`,
+		},
+		"NotObject": {
+			reason: "A document that is not an object is refused.",
+			in:     `[1,2]`,
+			err:    true,
+		},
+		"Trailing": {
+			reason: "Anything after the object is refused.",
+			in:     `{"a":1} {}`,
+			err:    true,
+		},
+		"TrailingComma": {
+			reason: "A comma before the brace is refused.",
+			in:     `{"a":1,}`,
+			err:    true,
+		},
+		"Unterminated": {
+			reason: "A string without its closing quote is refused.",
+			in:     `{"a":"b}`,
+			err:    true,
+		},
+		"ControlCharacter": {
+			reason: "A raw control character in a string is refused.",
+			in:     "{\"a\":\"b\x01\"}",
+			err:    true,
+		},
+		"BadLiteral": {
+			reason: "A misspelled literal is refused.",
+			in:     `{"a":nul}`,
+			err:    true,
+		},
+		"BadNumber": {
+			reason: "A number strconv cannot read is refused.",
+			in:     `{"a":1e}`,
+			err:    true,
+		},
+		"MissingColon": {
+			reason: "A key without a colon is refused.",
+			in:     `{"a" 1}`,
+			err:    true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := &structParser{data: []byte(tc.in), text: tc.in}
+			got, err := p.document()
+			if tc.err {
+				if err == nil {
+					t.Errorf("%s\ndocument(): no error, want one", tc.reason)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\ndocument(): %v", tc.reason, err)
+			}
+			want := &structpb.Struct{}
+			if err := protojson.Unmarshal([]byte(tc.in), want); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+				t.Errorf("%s\ndocument(): -protojson, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestDecodeStruct compares decoding a Struct with the SDK's way, Struct to
+// map to typed object.
+func TestDecodeStruct(t *testing.T) {
+	pod := podTerminated(t, "hello-build-1", 0, testDigest)
+	job := jobWithStatus(t, mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: parseSpec(t, helloSpec), Defaults: render.Defaults{Registry: testRegistry}}).BuildJob, finished(batchv1.JobComplete))
+	cases := map[string]struct {
+		reason string
+		in     *structpb.Struct
+		into   func() any
+	}{
+		"Pod": {
+			reason: "A build pod with its termination message.",
+			in:     pod,
+			into:   func() any { return &corev1.Pod{} },
+		},
+		"Job": {
+			reason: "A build Job with its status, times included.",
+			in:     job,
+			into:   func() any { return &batchv1.Job{} },
+		},
+		"CaseAndUnknown": {
+			reason: "Field names match case-sensitively and unknown fields are left out, as the API server reads them.",
+			in:     mustStruct(t, `{"Metadata":{"name":"x"},"metadata":{"name":"y","unknown":1},"spec":{"parallelism":2,"backoffLimit":1e3}}`),
+			into:   func() any { return &batchv1.Job{} },
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, want := tc.into(), tc.into()
+			if err := decodeStruct(tc.in, got); err != nil {
+				t.Fatalf("%s\ndecodeStruct(): %v", tc.reason, err)
+			}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(tc.in.AsMap(), want); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s\ndecodeStruct(): -via a map, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestDecodeStrict reads the function's Input, whose unknown fields are
+// mistakes a platform team must hear about.
+func TestDecodeStrict(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		in     string
+		want   *v1beta1.Input
+		err    bool
+	}{
+		"Known": {
+			reason: "An Input with known fields is read.",
+			in:     `{"apiVersion":"fn.lambda.crossplane.io/v1beta1","kind":"Input","mode":"Managed"}`,
+			want:   &v1beta1.Input{Mode: v1beta1.ModeManaged},
+		},
+		"Unknown": {
+			reason: "A misspelled field is refused.",
+			in:     `{"apiVersion":"fn.lambda.crossplane.io/v1beta1","kind":"Input","mod":"Managed"}`,
+			err:    true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := &v1beta1.Input{}
+			err := decodeStrict(mustStruct(t, tc.in), got)
+			if tc.err {
+				if err == nil {
+					t.Errorf("%s\ndecodeStrict(): no error, want one", tc.reason)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\ndecodeStrict(): %v", tc.reason, err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(v1beta1.Input{}, "TypeMeta")); diff != "" {
+				t.Errorf("%s\ndecodeStrict(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestAppendJSON writes Values encoding/json must read back as they were.
+func TestAppendJSON(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		in     *structpb.Value
+		want   string
+		err    bool
+	}{
+		"WholeNumber": {
+			reason: "A whole number has no exponent, so it reads into an integer field.",
+			in:     structpb.NewNumberValue(1700000000),
+			want:   `1700000000`,
+		},
+		"Fraction": {
+			reason: "A fraction keeps its digits.",
+			in:     structpb.NewNumberValue(0.25),
+			want:   `0.25`,
+		},
+		"Huge": {
+			reason: "Beyond 1e21 an exponent is written, as encoding/json does.",
+			in:     structpb.NewNumberValue(1e22),
+			want:   `1e+22`,
+		},
+		"NotFinite": {
+			reason: "JSON has no NaN.",
+			in:     structpb.NewNumberValue(math.NaN()),
+			err:    true,
+		},
+		"Escapes": {
+			reason: "Quotes, backslashes and control characters are escaped; other UTF-8 is written as it is.",
+			in:     structpb.NewStringValue("a\"b\\c\nd\te\x01é"),
+			want:   `"a\"b\\c\nd\te\u0001é"`,
+		},
+		"Null": {
+			reason: "A Value without a kind is null.",
+			in:     &structpb.Value{},
+			want:   `null`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := appendValue(nil, tc.in)
+			if tc.err {
+				if err == nil {
+					t.Errorf("%s\nappendValue(): no error, want one", tc.reason)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\nappendValue(): %v", tc.reason, err)
+			}
+			if diff := cmp.Diff(tc.want, string(got)); diff != "" {
+				t.Errorf("%s\nappendValue(): -want, +got:\n%s", tc.reason, diff)
+			}
+			var back any
+			if err := json.Unmarshal(got, &back); err != nil {
+				t.Errorf("%s\nencoding/json cannot read %s: %v", tc.reason, got, err)
+			}
+		})
+	}
+}
+
+// TestParseString reads strings as encoding/json reads them.
+func TestParseString(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		in     string
+		err    bool
+	}{
+		"Plain":          {reason: "A string without escapes is a substring of the document.", in: `"plain é"`},
+		"Escapes":        {reason: "Every escape JSON has.", in: `"\" \\ \/ \b \f \n \r \t \u0041 \u00e9"`},
+		"SurrogatePair":  {reason: "A surrogate pair is one character.", in: `"\ud83d\ude00!"`},
+		"LoneHigh":       {reason: "A lone high surrogate is the replacement character.", in: `"\ud83dx"`},
+		"HighThenOther":  {reason: "A high surrogate before a character that is not a low one: the replacement character, then that character.", in: `"\ud83d\u0041"`},
+		"LoneLow":        {reason: "A lone low surrogate is the replacement character.", in: `"\ude00"`},
+		"UnknownEscape":  {reason: "An escape JSON does not have is refused.", in: `"\x41"`, err: true},
+		"ShortUnicode":   {reason: "A \\u escape needs four hex digits.", in: `"\u12"`, err: true},
+		"EndsInEscape":   {reason: "A document that ends inside an escape is refused.", in: `"\`, err: true},
+		"Unterminated":   {reason: "A string with escapes and no closing quote is refused.", in: `"\n`, err: true},
+		"ControlEscaped": {reason: "A raw control character after an escape is refused.", in: "\"\\n\x01\"", err: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := &structParser{data: []byte(tc.in), text: tc.in}
+			got, err := p.str()
+			if tc.err {
+				if err == nil {
+					t.Errorf("%s\nstr(): %q, want an error", tc.reason, got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\nstr(): %v", tc.reason, err)
+			}
+			var want string
+			if err := json.Unmarshal([]byte(tc.in), &want); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s\nstr(): -encoding/json, +got:\n%s", tc.reason, diff)
+			}
+			if p.pos != len(tc.in) {
+				t.Errorf("%s\nstr() stopped at %d of %d", tc.reason, p.pos, len(tc.in))
+			}
+		})
+	}
+}
