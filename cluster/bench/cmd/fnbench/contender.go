@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
 	"google.golang.org/grpc"
@@ -33,10 +34,13 @@ const passesMetric = "lambda_function_passes_total"
 type contender struct {
 	name string
 	bin  string
-	// metrics says it serves Prometheus metrics where --metrics-address
-	// says: ours does, the peers do not.
-	metrics bool
-	req     *fnv1.RunFunctionRequest
+	// args come before the addresses fnbench chooses.
+	args []string
+	// passes is the counter of requests served at --metrics-address, which
+	// tells that the metrics scraped are of the process measured; the peers
+	// serve no metrics there, and have none.
+	passes string
+	req    *fnv1.RunFunctionRequest
 	// reference is ours' answer, which each contender's is compared with.
 	reference *fnv1.RunFunctionResponse
 	// skip says why this contender is not measured.
@@ -80,8 +84,8 @@ func (c *contender) start() (*started, error) {
 		return nil, err
 	}
 	s := &started{address: addr}
-	args := []string{"--insecure", "--address=" + addr}
-	if c.metrics {
+	args := append(slices.Clone(c.args), "--address="+addr)
+	if c.passes != "" {
 		if s.metrics, err = loopback.Free(); err != nil {
 			return nil, err
 		}
@@ -117,7 +121,7 @@ func (c *contender) run(ctx context.Context, warmup, requests int) (result, erro
 		}
 	}
 	var before bench.Metrics
-	if c.metrics {
+	if c.passes != "" {
 		if before, err = bench.Scrape(ctx, http.DefaultClient, "http://"+p.metrics+"/metrics"); err != nil {
 			return result{}, err
 		}
@@ -136,12 +140,12 @@ func (c *contender) run(ctx context.Context, warmup, requests int) (result, erro
 		p50: bench.Percentile(samples, 50), p99: bench.Percentile(samples, 99), mean: total / time.Duration(requests),
 		allocs: -1, bytes: -1, desired: len(first.GetDesired().GetResources()), same: sameDesired(first, c.reference),
 	}
-	if c.metrics {
+	if c.passes != "" {
 		after, err := bench.Scrape(ctx, http.DefaultClient, "http://"+p.metrics+"/metrics")
 		if err != nil {
 			return result{}, err
 		}
-		if n := after.Sum(passesMetric, nil) - before.Sum(passesMetric, nil); int(n) != requests {
+		if n := after.Sum(c.passes, nil) - before.Sum(c.passes, nil); int(n) != requests {
 			return result{}, errors.Errorf(errNotMeasuredFmt, p.metrics, n, requests)
 		}
 		r.allocs = (after.Sum("go_memstats_mallocs_total", nil) - before.Sum("go_memstats_mallocs_total", nil)) / float64(requests)

@@ -32,8 +32,17 @@ func main() {
 		warmup   = app.Flag("warmup", "Requests sent first and not measured.").Default("200").Int()
 		rounds   = app.Flag("rounds", "Rounds; functions take turns in each, and the summary gives medians.").Default("5").Int()
 		peers    = app.Flag("peers", "Folder of the peers' binaries.").Default(".cache/peers").String()
+
+		_     = app.Command("measure", "Measure the functions.").Default()
+		floor = app.Command(floorCommand, "Serve the floor function; fnbench starts it.").Hidden()
+		addr  = floor.Flag("address", "Address of the gRPC server.").Required().String()
+		mAddr = floor.Flag("metrics-address", "Address of the Prometheus endpoint.").Required().String()
+		ans   = floor.Flag("answer", "File of the answer, in protobuf.").Required().String()
 	)
-	kingpin.MustParse(app.Parse(os.Args[1:]))
+	if kingpin.MustParse(app.Parse(os.Args[1:])) == floor.FullCommand() {
+		kingpin.FatalIfError(serveFloor(*addr, *mAddr, *ans), "cannot serve the floor")
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := measure(ctx, *requests, *warmup, *rounds, *peers); err != nil {
@@ -60,15 +69,25 @@ func measure(ctx context.Context, requests, warmup, rounds int, peers string) er
 		return err
 	}
 	ours := &contender{
-		name:    "function-knative-lambda",
-		bin:     bin,
-		metrics: true,
-		req:     req,
+		name:   "function-knative-lambda",
+		bin:    bin,
+		args:   []string{"--insecure"},
+		passes: passesMetric,
+		req:    req,
 	}
 	if ours.reference, err = ours.probe(ctx); err != nil {
 		return err
 	}
-	contenders := []*contender{ours}
+	tmp, err := os.MkdirTemp("", "fnbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp) //nolint:errcheck // Best effort.
+	floor, err := floorContender(tmp, req, ours.reference)
+	if err != nil {
+		return err
+	}
+	var peerContenders []*contender
 	if !filepath.IsAbs(peers) {
 		peers = filepath.Join(root, peers)
 	}
@@ -80,8 +99,9 @@ func measure(ctx context.Context, requests, warmup, rounds int, peers string) er
 		if c.skip != "" {
 			fmt.Printf("%s: %s\n", c.name, c.skip)
 		}
-		contenders = append(contenders, c)
+		peerContenders = append(peerContenders, c)
 	}
+	contenders := append([]*contender{ours, floor}, peerContenders...)
 	fmt.Printf("fnbench: %d rounds of %d requests after %d to warm up, one at a time over one connection\n", rounds, requests, warmup)
 	for round := range rounds {
 		for _, c := range contenders {
@@ -92,10 +112,10 @@ func measure(ctx context.Context, requests, warmup, rounds int, peers string) er
 			if err != nil {
 				return fmt.Errorf("%s: %w", c.name, err)
 			}
-			fmt.Printf("round %d  %s\n", round+1, r)
+			fmt.Printf("round %d  %-36s %s\n", round+1, c.name, r)
 			c.results = append(c.results, r)
 		}
 	}
-	summarise(os.Stdout, contenders)
+	summarise(os.Stdout, ours, floor, peerContenders)
 	return nil
 }

@@ -33,7 +33,7 @@ var (
 // contender is the peer's contender for ours' request and answer, or one
 // that says why it is skipped.
 func (p peer) contender(dir string, req *fnv1.RunFunctionRequest, ours *fnv1.RunFunctionResponse) (*contender, error) {
-	c := &contender{name: p.name, bin: filepath.Join(dir, p.name), reference: ours}
+	c := &contender{name: p.name, bin: filepath.Join(dir, p.name), args: []string{"--insecure"}, reference: ours}
 	if _, err := os.Stat(c.bin); err != nil {
 		c.skip = fmt.Sprintf("not built (%v); make peers builds it from its module", err)
 		return c, nil

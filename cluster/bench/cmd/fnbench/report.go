@@ -8,43 +8,68 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/bench"
 )
 
-// summarise prints each measured function's medians over the rounds, and
-// each peer's p99 over ours.
-func summarise(w io.Writer, contenders []*contender) {
-	med := func(rs []result, f func(result) float64) float64 {
-		v := make([]float64, len(rs))
-		for i, r := range rs {
+// A summary is one contender's medians over its rounds.
+type summary struct {
+	p50, p99, mean, allocs, bytes, rss float64
+	same                               bool
+}
+
+// summaryOf is a contender's medians over its rounds; allocs and bytes are
+// negative when it serves no metrics.
+func summaryOf(c *contender) summary {
+	med := func(f func(result) float64) float64 {
+		v := make([]float64, len(c.results))
+		for i, r := range c.results {
 			v[i] = f(r)
 		}
 		return bench.Median(v)
 	}
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+	s := summary{
+		p50:    med(func(r result) float64 { return us(r.p50) }),
+		p99:    med(func(r result) float64 { return us(r.p99) }),
+		mean:   med(func(r result) float64 { return us(r.mean) }),
+		allocs: med(func(r result) float64 { return r.allocs }),
+		bytes:  med(func(r result) float64 { return r.bytes }),
+		rss:    med(func(r result) float64 { return float64(r.rss) / (1 << 20) }),
+		same:   true,
+	}
+	for _, r := range c.results {
+		s.same = s.same && r.same
+	}
+	return s
+}
+
+// summarise prints each measured function's medians over the rounds, ours
+// as a multiple of the floor, and each peer's latency over ours.
+func summarise(w io.Writer, ours, floor *contender, peers []*contender) {
 	fmt.Fprintln(w, "\n| function | rounds | p50 µs | p99 µs | mean µs | allocs/request | bytes/request | RSS MiB | same output as ours |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
-	var oursP99 float64
-	for i, c := range contenders {
-		if c.skip != "" {
+	sums := map[*contender]summary{}
+	for _, c := range append([]*contender{ours, floor}, peers...) {
+		if c.skip != "" || len(c.results) == 0 {
 			fmt.Fprintf(w, "| %s | 0 | not measured: %s |  |  |  |  |  |  |\n", c.name, c.skip)
 			continue
 		}
-		p99 := med(c.results, func(r result) float64 { return us(r.p99) })
-		if i == 0 {
-			oursP99 = p99
-		}
+		s := summaryOf(c)
+		sums[c] = s
 		allocs, bytes := "n/a", "n/a"
-		if a := med(c.results, func(r result) float64 { return r.allocs }); a >= 0 {
-			allocs, bytes = fmt.Sprintf("%.0f", a), fmt.Sprintf("%.0f", med(c.results, func(r result) float64 { return r.bytes }))
+		if s.allocs >= 0 {
+			allocs, bytes = fmt.Sprintf("%.0f", s.allocs), fmt.Sprintf("%.0f", s.bytes)
 		}
-		same := true
-		for _, r := range c.results {
-			same = same && r.same
-		}
-		fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %s | %s | %.1f | %t |\n", c.name, len(c.results),
-			med(c.results, func(r result) float64 { return us(r.p50) }), p99,
-			med(c.results, func(r result) float64 { return us(r.mean) }), allocs, bytes,
-			med(c.results, func(r result) float64 { return float64(r.rss) / (1 << 20) }), same)
-		if i > 0 && oursP99 > 0 {
-			fmt.Fprintf(w, "\n%s p99 ÷ ours: %.1f×\n", c.name, p99/oursP99)
+		fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %s | %s | %.1f | %t |\n", c.name, len(c.results), s.p50, s.p99, s.mean, allocs, bytes, s.rss, s.same)
+	}
+	o, ok := sums[ours]
+	if !ok {
+		return
+	}
+	fmt.Fprintln(w)
+	if f, ok := sums[floor]; ok {
+		fmt.Fprintf(w, "ours ÷ floor: p50 %.1f×, p99 %.1f×, allocs %.1f×, bytes %.1f×\n", o.p50/f.p50, o.p99/f.p99, o.allocs/f.allocs, o.bytes/f.bytes)
+	}
+	for _, c := range peers {
+		if p, ok := sums[c]; ok {
+			fmt.Fprintf(w, "%s ÷ ours: p50 %.1f×, p99 %.1f×; RSS ours ÷ it %.2f\n", c.name, p.p50/o.p50, p.p99/o.p99, o.rss/p.rss)
 		}
 	}
 }

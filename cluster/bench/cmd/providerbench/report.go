@@ -18,6 +18,9 @@ func (r *result) print(w io.Writer) {
 		"steady: rss %5.0f MiB, %5.0f reconciles, %.2f reads and %.3f writes per reconcile, cpu %.1fs; writes %v by resource %v; reads %v; writes until Ready %v\n",
 		r.contender, r.n, mode(r.inline), r.servicesCreated.Seconds(), r.readyAfterMark.Seconds(), r.converged.Seconds(), r.convergeCPU,
 		float64(r.peakRSS)/mib, float64(r.steadyRSS)/mib, r.reconciles, r.reads, r.writes, r.steadyCPU, r.writesByVerb, r.writeResources, r.readResources, r.convergeWrites)
+	n := float64(r.n)
+	fmt.Fprintf(w, "%-24s n=%-5d per function: converged %.1f ms, %.1f API requests until Ready, %.1f KiB at rest above idle (%.0f MiB)\n",
+		r.contender, r.n, 1000*r.converged.Seconds()/n, r.convergeRequests/n, float64(r.steadyRSS-min(r.idleRSS, r.steadyRSS))/1024/n, float64(r.idleRSS)/mib)
 	if r.inline {
 		fmt.Fprintf(w, "%-24s n=%-5d create to build Job: p50 %s, p99 %s\n", r.contender, r.n, r.jobP50.Round(time.Millisecond), r.jobP99.Round(time.Millisecond))
 	}
@@ -45,13 +48,6 @@ func summarise(w io.Writer, results []*result) {
 		k := key{r.contender, r.n, r.inline}
 		groups[k] = append(groups[k], r)
 	}
-	med := func(rs []*result, f func(*result) float64) float64 {
-		v := make([]float64, len(rs))
-		for i, r := range rs {
-			v[i] = f(r)
-		}
-		return bench.Median(v)
-	}
 	type row struct{ converged, services, ready, cpu, peak, steady, reads, writes float64 }
 	rows := map[key]row{}
 	fmt.Fprintln(w, "\n| provider | N | source | runs | Services created | Ready after mark | converged | CPU s | peak RSS MiB | steady RSS MiB | reads/reconcile | writes/reconcile |")
@@ -68,19 +64,20 @@ func summarise(w io.Writer, results []*result) {
 	for _, k := range keys {
 		rs := groups[k]
 		r := row{
-			converged: med(rs, func(r *result) float64 { return r.converged.Seconds() }),
-			services:  med(rs, func(r *result) float64 { return r.servicesCreated.Seconds() }),
-			ready:     med(rs, func(r *result) float64 { return r.readyAfterMark.Seconds() }),
-			cpu:       med(rs, func(r *result) float64 { return r.convergeCPU }),
-			peak:      med(rs, func(r *result) float64 { return float64(r.peakRSS) / mib }),
-			steady:    med(rs, func(r *result) float64 { return float64(r.steadyRSS) / mib }),
-			reads:     med(rs, func(r *result) float64 { return r.reads }),
-			writes:    med(rs, func(r *result) float64 { return r.writes }),
+			converged: median(rs, func(r *result) float64 { return r.converged.Seconds() }),
+			services:  median(rs, func(r *result) float64 { return r.servicesCreated.Seconds() }),
+			ready:     median(rs, func(r *result) float64 { return r.readyAfterMark.Seconds() }),
+			cpu:       median(rs, func(r *result) float64 { return r.convergeCPU }),
+			peak:      median(rs, func(r *result) float64 { return float64(r.peakRSS) / mib }),
+			steady:    median(rs, func(r *result) float64 { return float64(r.steadyRSS) / mib }),
+			reads:     median(rs, func(r *result) float64 { return r.reads }),
+			writes:    median(rs, func(r *result) float64 { return r.writes }),
 		}
 		rows[k] = r
 		fmt.Fprintf(w, "| %s | %d | %s | %d | %.1f s | %.1f s | %.1f s | %.1f | %.0f | %.0f | %.2f | %.3f |\n",
 			k.contender, k.n, mode(k.inline), len(rs), r.services, r.ready, r.converged, r.cpu, r.peak, r.steady, r.reads, r.writes)
 	}
+	perFunction(w, keys, groups)
 	fmt.Fprintln(w, "\n| N | converge: provider-kubernetes ÷ ours | the providers' own time (created + Ready after mark): provider-kubernetes ÷ ours | peak RSS: ours ÷ provider-kubernetes | CPU: provider-kubernetes ÷ ours |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, k := range keys {
@@ -95,4 +92,35 @@ func summarise(w io.Writer, results []*result) {
 		fmt.Fprintf(w, "| %d | %.2f× | %.2f× | %.2f | %.2f× |\n", k.n, peer.converged/o.converged,
 			(peer.services+peer.ready)/(o.services+o.ready), o.peak/peer.peak, peer.cpu/o.cpu)
 	}
+}
+
+// perFunction prints, per provider and size, the medians per function, and
+// the memory at rest each function above the next smaller size added.
+func perFunction(w io.Writer, keys []key, groups map[key][]*result) {
+	fmt.Fprintln(w, "\n| provider | N | source | converged ms per function | API requests per function until Ready | steady RSS MiB | KiB at rest per function added since the size before |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	last := map[string]key{}
+	for _, k := range keys {
+		rs := groups[k]
+		n := float64(k.n)
+		steady := median(rs, func(r *result) float64 { return float64(r.steadyRSS) })
+		added := "n/a"
+		if prev, ok := last[k.contender+mode(k.inline)]; ok {
+			before := median(groups[prev], func(r *result) float64 { return float64(r.steadyRSS) })
+			added = fmt.Sprintf("%.1f (from N=%d)", (steady-before)/1024/(n-float64(prev.n)), prev.n)
+		}
+		last[k.contender+mode(k.inline)] = k
+		fmt.Fprintf(w, "| %s | %d | %s | %.1f | %.1f | %.0f | %s |\n", k.contender, k.n, mode(k.inline),
+			1000*median(rs, func(r *result) float64 { return r.converged.Seconds() })/n,
+			median(rs, func(r *result) float64 { return r.convergeRequests })/n, steady/mib, added)
+	}
+}
+
+// median is the median of f over runs.
+func median(rs []*result, f func(*result) float64) float64 {
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = f(r)
+	}
+	return bench.Median(v)
 }

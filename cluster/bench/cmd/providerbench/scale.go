@@ -63,6 +63,12 @@ type result struct {
 	convergeCPU float64
 	peakRSS     uint64
 	steadyRSS   uint64
+	// idleRSS is before the first create, with the provider started.
+	idleRSS uint64
+	// convergeRequests are the API server's requests, reads and writes,
+	// from the first create to the last Ready; the benchmark's own are among
+	// them.
+	convergeRequests float64
 	// Per steady-state reconcile.
 	reconciles     float64
 	reads, writes  float64
@@ -184,6 +190,8 @@ func run(ctx context.Context, dir string, c contender, s setting) (*result, erro
 		return nil, err
 	}
 	r.convergeWrites = increases(idle.writeResources, converged.writeResources)
+	r.convergeRequests = converged.reads + converged.writes - idle.reads - idle.writes
+	r.idleRSS = idle.usage.RSS
 
 	// One poll for the last reconciles of the rush to settle, then a window
 	// of nothing but polls.
