@@ -236,14 +236,16 @@ func prepare(ctx context.Context, kube client.Client, kubeconfig string, config 
 // finishBuilds plays the Job controller and the kubelet for every build Job
 // not played yet: each succeeds with a digest.
 func finishBuilds(ctx context.Context, kube client.Client, w *watcher, finished map[string]bool) error {
+	// Only the Jobs to play are copied out of the cache: playing writes to
+	// them.
 	jobs := &batchv1.JobList{}
-	if err := w.List(ctx, jobs); err != nil {
+	if err := w.List(ctx, jobs, client.UnsafeDisableDeepCopy); err != nil {
 		return err
 	}
 	todo := make([]*batchv1.Job, 0, len(jobs.Items))
 	for i := range jobs.Items {
 		if j := &jobs.Items[i]; !finished[j.Name] {
-			todo = append(todo, j)
+			todo = append(todo, j.DeepCopy())
 			finished[j.Name] = true
 		}
 	}
