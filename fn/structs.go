@@ -296,52 +296,36 @@ func (p *structParser) value() (*structpb.Value, error) {
 		return nil, p.syntax()
 	}
 	v := p.values.get()
+	var err error
 	switch c := p.data[p.pos]; c {
 	case '{':
-		s, err := p.object()
-		if err != nil {
-			return nil, err
-		}
 		k := p.ofS.get()
-		k.StructValue = s
+		k.StructValue, err = p.object()
 		v.Kind = k
 	case '[':
-		l, err := p.list()
-		if err != nil {
-			return nil, err
-		}
 		k := p.ofL.get()
-		k.ListValue = l
+		k.ListValue, err = p.list()
 		v.Kind = k
 	case '"':
-		s, err := p.str()
-		if err != nil {
-			return nil, err
-		}
 		k := p.strs.get()
-		k.StringValue = s
+		k.StringValue, err = p.str()
 		v.Kind = k
 	case 't', 'f':
-		b, err := p.boolean()
-		if err != nil {
-			return nil, err
-		}
 		k := p.bools.get()
-		k.BoolValue = b
+		k.BoolValue, err = p.boolean()
 		v.Kind = k
 	case 'n':
 		if !p.literal("null") {
-			return nil, p.syntax()
+			err = p.syntax()
 		}
 		v.Kind = p.nulls.get()
 	default:
-		f, err := p.number()
-		if err != nil {
-			return nil, err
-		}
 		k := p.nums.get()
-		k.NumberValue = f
+		k.NumberValue, err = p.number()
 		v.Kind = k
+	}
+	if err != nil {
+		return nil, err
 	}
 	return v, nil
 }

@@ -13,7 +13,6 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
@@ -38,24 +37,11 @@ func TestStructOfRendered(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(viaMap(t, o), got, protocmp.Transform()); diff != "" {
+			if diff := cmp.Diff(toStruct(t, o), got, protocmp.Transform()); diff != "" {
 				t.Errorf("structOf(): -via a map, +got:\n%s", diff)
 			}
 		})
 	}
-}
-
-func viaMap(t *testing.T, o client.Object) *structpb.Struct {
-	t.Helper()
-	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := structpb.NewStruct(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // TestStructOfJSON compares the parser with protojson's on what
