@@ -38,6 +38,8 @@ type Target struct {
 	// Uncached reads from the API server, for what informers cannot
 	// answer: whether an object that is not the provider's exists.
 	Uncached client.Reader
+	// Indexed are the kinds whose objects Client finds by IndexOwner.
+	Indexed map[string]bool
 }
 
 // A NewClientFn makes a client for a target cluster whose informers run
@@ -53,6 +55,11 @@ type NewClientFn func(ctx context.Context, cfg *rest.Config) (Target, error)
 type Cache struct {
 	// local is the cluster the provider runs in.
 	local Target
+	// indexLocal indexes local's informers by owner, once local is first
+	// used: a provider that only reaches other clusters keeps no informers
+	// of its own cluster's Services.
+	indexLocal func() map[string]bool
+	localOnce  sync.Once
 	// newClient makes a client for a kubeconfig's cluster.
 	newClient NewClientFn
 	// dial connects to every target cluster a kubeconfig names.
@@ -87,6 +94,12 @@ func WithIdle(d time.Duration) CacheOption { return func(c *Cache) { c.idle = d 
 
 // WithMaxTargets keeps at most n target clients running.
 func WithMaxTargets(n int) CacheOption { return func(c *Cache) { c.max = n } }
+
+// WithLocalIndex sets the local target's Indexed kinds to what index
+// returns, once the local target is first asked for.
+func WithLocalIndex(index func() map[string]bool) CacheOption {
+	return func(c *Cache) { c.indexLocal = index }
+}
 
 // WithClock reads the time from now.
 func WithClock(now func() time.Time) CacheOption { return func(c *Cache) { c.now = now } }
@@ -125,6 +138,11 @@ func (c *Cache) running() int {
 // For returns the client of a provider config's target cluster.
 func (c *Cache) For(cfg Config) (Target, error) {
 	if cfg.Kubeconfig == nil {
+		c.localOnce.Do(func() {
+			if c.indexLocal != nil {
+				c.local.Indexed = c.indexLocal()
+			}
+		})
 		return c.local, nil
 	}
 	key := sha256.Sum256(cfg.Kubeconfig)

@@ -46,7 +46,7 @@ func TestCacheOneClientPerCredentials(t *testing.T) {
 	local := Target{Client: kc, Uncached: kc}
 	l := newClientLog()
 	c := NewCache(local, l.newClient, nil)
-	if got, err := c.For(Config{}); err != nil || got != local {
+	if got, err := c.For(Config{}); err != nil || got.Client != local.Client {
 		t.Errorf("InjectedIdentity: got %v, %v; want the provider's own client", got, err)
 	}
 	a1, err := c.For(Config{Kubeconfig: kubeconfigFor("a.example.com"), Secret: "ns/a/kubeconfig"})
@@ -55,10 +55,10 @@ func TestCacheOneClientPerCredentials(t *testing.T) {
 	}
 	a2, _ := c.For(Config{Kubeconfig: kubeconfigFor("a.example.com"), Secret: "ns/a/kubeconfig"})
 	b, _ := c.For(Config{Kubeconfig: kubeconfigFor("b.example.com"), Secret: "ns/b/kubeconfig"})
-	if a1 != a2 {
+	if a1.Client != a2.Client {
 		t.Error("the same kubeconfig got a second client; want the cached one")
 	}
-	if a1 == b {
+	if a1.Client == b.Client {
 		t.Error("two clusters share one client")
 	}
 	if l.made["https://a.example.com:6443"] != 1 || l.made["https://b.example.com:6443"] != 1 {
@@ -90,7 +90,7 @@ func TestCacheReleases(t *testing.T) {
 		c := NewCache(Target{}, l.newClient, nil, WithClock(clock))
 		old := get(t, c, "a.example.com", "ns/edge/kubeconfig")
 		shared := get(t, c, "a.example.com", "other/edge/kubeconfig")
-		if old != shared {
+		if old.Client != shared.Client {
 			t.Fatal("two Secrets holding one kubeconfig got two clients")
 		}
 		get(t, c, "b.example.com", "ns/edge/kubeconfig")

@@ -11,6 +11,7 @@ import (
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -47,7 +48,8 @@ type Manager interface {
 // client-go's default of 5 per second. A cluster that cannot be reached, or
 // whose address the dialer refuses, is an error at once, not informers that
 // retry in the background while every read waits.
-func TargetClients(mgr Manager) NewClientFn {
+// The informers of owned, by kind, are indexed by owner.
+func TargetClients(mgr Manager, owned map[string]client.Object) NewClientFn {
 	return func(ctx context.Context, cfg *rest.Config) (Target, error) {
 		s, err := TargetScheme()
 		if err != nil {
@@ -74,11 +76,12 @@ func TargetClients(mgr Manager) NewClientFn {
 		if err != nil {
 			return Target{}, err
 		}
+		indexed := IndexOwned(ctx, c.GetFieldIndexer(), owned)
 		go func() {
 			if err := c.Start(ctx); err != nil {
 				mgr.GetLogger().Error(err, errRunTargetCache, "host", cfg.Host)
 			}
 		}()
-		return Target{Client: c.GetClient(), Uncached: c.GetAPIReader()}, nil
+		return Target{Client: c.GetClient(), Uncached: c.GetAPIReader(), Indexed: indexed}, nil
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
@@ -53,16 +54,26 @@ const fieldManagerPrefix = "provider-knative-lambda/"
 // only a resource that uses one reads its kind: a cluster without
 // eventing-rabbitmq has no RabbitmqBrokerConfigs to list.
 var ownedKinds = []struct {
-	kind  string
-	list  func() client.ObjectList
-	build bool
+	kind   string
+	object func() client.Object
+	list   func() client.ObjectList
+	build  bool
 }{
-	{kind: "Service", list: func() client.ObjectList { return &servingv1.ServiceList{} }},
-	{kind: "Trigger", list: func() client.ObjectList { return &eventingv1.TriggerList{} }},
-	{kind: "PingSource", list: func() client.ObjectList { return &sourcesv1.PingSourceList{} }},
-	{kind: "Job", list: func() client.ObjectList { return &batchv1.JobList{} }, build: true},
-	{kind: "ConfigMap", list: func() client.ObjectList { return &corev1.ConfigMapList{} }, build: true},
-	{kind: "NetworkPolicy", list: func() client.ObjectList { return &networkingv1.NetworkPolicyList{} }, build: true},
+	{kind: "Service", object: func() client.Object { return &servingv1.Service{} }, list: func() client.ObjectList { return &servingv1.ServiceList{} }},
+	{kind: "Trigger", object: func() client.Object { return &eventingv1.Trigger{} }, list: func() client.ObjectList { return &eventingv1.TriggerList{} }},
+	{kind: "PingSource", object: func() client.Object { return &sourcesv1.PingSource{} }, list: func() client.ObjectList { return &sourcesv1.PingSourceList{} }},
+	{kind: "Job", object: func() client.Object { return &batchv1.Job{} }, list: func() client.ObjectList { return &batchv1.JobList{} }, build: true},
+	{kind: "ConfigMap", object: func() client.Object { return &corev1.ConfigMap{} }, list: func() client.ObjectList { return &corev1.ConfigMapList{} }, build: true},
+	{kind: "NetworkPolicy", object: func() client.Object { return &networkingv1.NetworkPolicy{} }, list: func() client.ObjectList { return &networkingv1.NetworkPolicyList{} }, build: true},
+}
+
+// ownedObjects are the kinds of ownedKinds, for indexing by owner.
+func ownedObjects() map[string]client.Object {
+	m := make(map[string]client.Object, len(ownedKinds))
+	for _, k := range ownedKinds {
+		m[k.kind] = k.object()
+	}
+	return m
 }
 
 // A deployer keeps one resource's objects in a target cluster as render
@@ -73,6 +84,9 @@ type deployer struct {
 	// are not the provider's) and what must not lag behind deletions.
 	uncached              client.Reader
 	kind, namespace, name string
+	// indexed are the kinds kube finds by owner (clients.IndexOwner); the
+	// others by labels alone.
+	indexed map[string]bool
 }
 
 // fieldManager is the resource's own: each resource owns exactly the fields
@@ -120,9 +134,13 @@ func (d deployer) observe(ctx context.Context, desired []client.Object) (liveSta
 	st := liveState{upToDate: true, objects: map[string]owned{}, live: map[string]client.Object{}}
 	for _, k := range ownedKinds {
 		l := k.list()
-		if err := d.kube.List(ctx, l, client.InNamespace(d.namespace), client.MatchingLabels{
+		opts := []client.ListOption{client.InNamespace(d.namespace), client.MatchingLabels{
 			render.LabelKind: d.kind, render.LabelResource: d.name, render.LabelManagedBy: render.ManagedBy,
-		}); err != nil {
+		}}
+		if d.indexed[k.kind] {
+			opts = append(opts, client.MatchingFields{clients.IndexOwner: clients.OwnerKey(d.kind, d.name)})
+		}
+		if err := d.kube.List(ctx, l, opts...); err != nil {
 			return st, errors.Wrapf(err, errFmtList, k.kind)
 		}
 		items, err := apimeta.ExtractList(l)

@@ -92,8 +92,13 @@ type Dependencies struct {
 // clusters may be in allowTargets even where the dialer refuses them.
 func DefaultDependencies(mgr ctrl.Manager, deny, allowTargets []netip.Prefix) Dependencies {
 	return Dependencies{
-		Configs:   clients.NewSecretCache(mgr.GetClient(), clients.DefaultSecretFreshness),
-		Targets:   clients.NewCache(clients.Target{Client: mgr.GetClient(), Uncached: mgr.GetAPIReader()}, clients.TargetClients(mgr), source.SafeDialer(source.Policy{Deny: deny, Allow: allowTargets})),
+		Configs: clients.NewSecretCache(mgr.GetClient(), clients.DefaultSecretFreshness),
+		Targets: clients.NewCache(
+			clients.Target{Client: mgr.GetClient(), Uncached: mgr.GetAPIReader()},
+			clients.TargetClients(mgr, ownedObjects()), source.SafeDialer(source.Policy{Deny: deny, Allow: allowTargets}),
+			clients.WithLocalIndex(func() map[string]bool {
+				return clients.IndexOwned(context.Background(), mgr.GetFieldIndexer(), ownedObjects())
+			})),
 		Sources:   source.NewResolver(source.HTTPClient(source.SafeDialer(source.Policy{Deny: deny}))),
 		BuildDeny: source.BuildDeny(deny),
 	}
@@ -137,7 +142,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 		return nil, errors.Wrap(err, errTarget)
 	}
 	return c.kind.external(connection{
-		deployer: deployer{kube: kube.Client, uncached: kube.Uncached, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()},
+		deployer: deployer{kube: kube.Client, uncached: kube.Uncached, indexed: kube.Indexed, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()},
 		defaults: cfg.Defaults, local: c.local, record: c.record, sources: c.deps.Sources,
 	}), nil
 }
