@@ -367,6 +367,15 @@ class Server(ThreadingHTTPServer):
             self.connections.discard(request)
         super().shutdown_request(request)
 
+    def handle_error(self, request, client_address):
+        # socketserver would print a traceback to stderr. A client that hung
+        # up is no error of the function; anything else is a JSON line like
+        # every other.
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError)):
+            log.debug("the client closed the connection")
+            return
+        log.error("cannot serve a connection", exc_info=True)
+
     def end_idle_connections(self):
         # A reader blocked on an idle connection sees end of file; a request
         # in flight has read its body and still writes its reply.
