@@ -19,8 +19,6 @@ const responseTTL = time.Minute
 
 const (
 	errInput     = "cannot read the function's Input"
-	errObserved  = "cannot read the observed state from the request"
-	errDesired   = "cannot read the desired state from the request"
 	errResponse  = "cannot write the desired state to the response"
 	errFmtMode   = "unknown mode %q: want Direct or Managed"
 	errFmtNoKind = "composite resources of kind %s are not served by this function: want Lambda, XLambda, Agent or XAgent"

@@ -111,14 +111,7 @@ func (p *pass) keep(keep func(kind string) bool) {
 				fields[k] = v
 			}
 		}
-		meta := map[string]*structpb.Value{}
-		observed := ob.GetFields()["metadata"].GetStructValue().GetFields()
-		for _, k := range []string{"name", "namespace", "labels", "annotations"} {
-			if v, ok := observed[k]; ok {
-				meta[k] = v
-			}
-		}
-		fields["metadata"] = structpb.NewStructValue(&structpb.Struct{Fields: meta})
+		fields["metadata"] = structpb.NewStructValue(pick(structAt(ob, "metadata"), "name", "namespace", "labels", "annotations"))
 		p.desired[string(name)] = &fnv1.Resource{Resource: &structpb.Struct{Fields: fields}, Ready: readiness(ob)}
 	}
 }
@@ -135,14 +128,7 @@ func (p *pass) observedAs(rendered client.Object, o any) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	fields := ob.GetFields()
-	read := &structpb.Struct{Fields: map[string]*structpb.Value{}}
-	for _, k := range []string{"apiVersion", "kind", "metadata", "status"} {
-		if v, ok := fields[k]; ok {
-			read.Fields[k] = v
-		}
-	}
-	return true, errors.Wrapf(decodeStruct(read, o), errFmtNoObject, nameOf(rendered))
+	return true, errors.Wrapf(decodeStruct(pick(ob, "apiVersion", "kind", "metadata", "status"), o), errFmtNoObject, nameOf(rendered))
 }
 
 // require asks Crossplane for the resources a selector matches and returns

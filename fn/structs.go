@@ -33,14 +33,7 @@ const (
 )
 
 // structOf encodes v, anything encoding/json writes as an object, as a
-// Struct.
-func structOf(v any) (*structpb.Struct, error) {
-	var p structParser
-	return p.structOf(v)
-}
-
-// structOf encodes v as a Struct from this parser's slabs, which every
-// Struct it makes shares.
+// Struct from this parser's slabs, which every Struct it makes shares.
 func (p *structParser) structOf(v any) (*structpb.Struct, error) {
 	buf := jsonBuffers.Get().(*byteSink) //nolint:forcetypeassert // The pool holds nothing else.
 	defer jsonBuffers.Put(buf)
@@ -552,4 +545,15 @@ func structAt(s *structpb.Struct, path ...string) *structpb.Struct {
 func stringAt(s *structpb.Struct, path ...string) string {
 	last := len(path) - 1
 	return structAt(s, path[:last]...).GetFields()[path[last]].GetStringValue()
+}
+
+// pick is a Struct of the fields of s that keys name, sharing their values.
+func pick(s *structpb.Struct, keys ...string) *structpb.Struct {
+	picked := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(keys))}
+	for _, k := range keys {
+		if v, ok := s.GetFields()[k]; ok {
+			picked.Fields[k] = v
+		}
+	}
+	return picked
 }

@@ -33,7 +33,7 @@ func TestStructOfRendered(t *testing.T) {
 	}
 	for _, o := range objs {
 		t.Run(o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName(), func(t *testing.T) {
-			got, err := structOf(o)
+			got, err := new(structParser).structOf(o)
 			if err != nil {
 				t.Fatal(err)
 			}
