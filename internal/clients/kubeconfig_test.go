@@ -200,7 +200,7 @@ func TestRefusedKubeconfigReachesNothing(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			before := accepted.Load()
 			dial := source.RefusingDialer(lookup, toServer, source.Policy{Allow: tc.allow})
-			c := NewCache(Target{}, TargetClients(manager{}, nil), dial)
+			c := NewCache(Target{}, TargetClients(manager{}, Owned{}), dial)
 			defer c.cancel()
 			_, err := c.For(Config{Kubeconfig: tc.kc, Secret: "team/target/kubeconfig"})
 			reached := accepted.Load() > before

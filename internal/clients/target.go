@@ -11,7 +11,6 @@ import (
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -48,8 +47,8 @@ type Manager interface {
 // client-go's default of 5 per second. A cluster that cannot be reached, or
 // whose address the dialer refuses, is an error at once, not informers that
 // retry in the background while every read waits.
-// The informers of owned, by kind, are indexed by owner.
-func TargetClients(mgr Manager, owned map[string]client.Object) NewClientFn {
+// The informers of owned kinds are followed as FollowOwned says.
+func TargetClients(mgr Manager, owned Owned) NewClientFn {
 	return func(ctx context.Context, cfg *rest.Config) (Target, error) {
 		s, err := TargetScheme()
 		if err != nil {
@@ -76,7 +75,7 @@ func TargetClients(mgr Manager, owned map[string]client.Object) NewClientFn {
 		if err != nil {
 			return Target{}, err
 		}
-		indexed := IndexOwned(ctx, c.GetFieldIndexer(), owned)
+		indexed := FollowOwned(ctx, c.GetCache(), owned)
 		go func() {
 			if err := c.Start(ctx); err != nil {
 				mgr.GetLogger().Error(err, errRunTargetCache, "host", cfg.Host)

@@ -111,6 +111,8 @@ type providerOptions struct {
 	// allowTargets are networks target clusters may be in despite the
 	// dialer, as --allow-target-cidr sets them.
 	allowTargets []netip.Prefix
+	// poll is the provider's poll interval; zero means testPoll.
+	poll time.Duration
 }
 
 // startProvider runs the provider in the test process, wired as cmd/provider
@@ -143,10 +145,13 @@ func startProvider(t testing.TB, po providerOptions) *provider {
 	if po.log == nil {
 		po.log = logging.NewNopLogger()
 	}
+	if po.poll == 0 {
+		po.poll = testPoll
+	}
 	o := controller.Options{
 		Logger:                  po.log,
 		GlobalRateLimiter:       ratelimiter.NewGlobal(100),
-		PollInterval:            testPoll,
+		PollInterval:            po.poll,
 		MaxConcurrentReconciles: 2,
 		Features:                &feature.Flags{},
 		Gate:                    new(gate.Gate[schema.GroupVersionKind]),

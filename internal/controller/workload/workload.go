@@ -32,9 +32,14 @@ const (
 	errTarget     = "cannot connect to the target cluster"
 )
 
-// busyPollInterval is how often a resource that is building or deploying is
-// observed: nothing tells the provider when a Job or Knative is done.
-const busyPollInterval = 5 * time.Second
+// DefaultBusyPoll is how often a resource that is building or deploying is
+// observed when nothing wakes it. Its build Job and Knative Service wake it
+// when their status changes; a Broker it shares, a Secret it needs or a
+// Revision that fails without its Service saying so do not. Every poll
+// spends the reconcile rate all resources share: at the default 10 a second,
+// 50 resources polled every 5 s took all of it, and created functions waited
+// behind deploying ones.
+const DefaultBusyPoll = 30 * time.Second
 
 // A Kind is one managed resource kind this package reconciles.
 type Kind[T resource.ModernManaged] struct {
@@ -84,6 +89,11 @@ type Dependencies struct {
 	// BuildDeny are networks build pods may not reach, besides what render
 	// always refuses.
 	BuildDeny []string
+	// BusyPoll is how often a resource that is building or deploying is
+	// observed when nothing wakes it; never more seldom than the poll.
+	BusyPoll time.Duration
+	// wakes reconciles a resource when one of its objects changes.
+	wakes *wakes
 }
 
 // DefaultDependencies are the provider's: target clients cached per
@@ -91,16 +101,20 @@ type Dependencies struct {
 // through the safe dialer, which also refuses the networks in deny. Target
 // clusters may be in allowTargets even where the dialer refuses them.
 func DefaultDependencies(mgr ctrl.Manager, deny, allowTargets []netip.Prefix) Dependencies {
+	w := newWakes()
+	owned := clients.Owned{Kinds: ownedObjects(), Wake: w.wake}
 	return Dependencies{
 		Configs: clients.NewSecretCache(mgr.GetClient(), clients.DefaultSecretFreshness),
 		Targets: clients.NewCache(
 			clients.Target{Client: mgr.GetClient(), Uncached: mgr.GetAPIReader()},
-			clients.TargetClients(mgr, ownedObjects()), source.SafeDialer(source.Policy{Deny: deny, Allow: allowTargets}),
+			clients.TargetClients(mgr, owned), source.SafeDialer(source.Policy{Deny: deny, Allow: allowTargets}),
 			clients.WithLocalIndex(func() map[string]bool {
-				return clients.IndexOwned(context.Background(), mgr.GetFieldIndexer(), ownedObjects())
+				return clients.FollowOwned(context.Background(), mgr.GetCache(), owned)
 			})),
 		Sources:   source.NewResolver(source.HTTPClient(source.SafeDialer(source.Policy{Deny: deny}))),
 		BuildDeny: source.BuildDeny(deny),
+		BusyPoll:  DefaultBusyPoll,
+		wakes:     w,
 	}
 }
 
@@ -163,8 +177,8 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 		managed.WithRecorder(record),
 		managed.WithPollInterval(o.PollInterval),
 		managed.WithPollIntervalHook(func(mg resource.Managed, poll time.Duration) time.Duration {
-			if t, ok := mg.(T); ok && k.busy(t) && busyPollInterval < poll {
-				return busyPollInterval
+			if t, ok := mg.(T); ok && k.busy(t) && deps.BusyPoll > 0 && deps.BusyPoll < poll {
+				return deps.BusyPoll
 			}
 			return poll
 		}),
@@ -187,12 +201,15 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 		}
 	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), opts...)
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		WithEventFilter(resource.DesiredStateChanged()).
-		For(k.New()).
-		Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+		For(k.New())
+	if deps.wakes != nil {
+		b = b.WatchesRawSource(deps.wakes.source(k.GVK.Kind))
+	}
+	return b.Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
 }
 
 // SetupGated adds the controller once the kind's CRD exists.

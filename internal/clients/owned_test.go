@@ -1,0 +1,187 @@
+package clients
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+// informers record what is indexed and which handlers are added; kinds in
+// refuse are not served.
+type informers struct {
+	refuse   map[string]bool
+	fns      map[string]client.IndexerFunc
+	handlers map[string]toolscache.ResourceEventHandler
+}
+
+func kindOf(o client.Object) string { return o.GetAnnotations()["kind"] }
+
+func (f *informers) IndexField(_ context.Context, o client.Object, field string, fn client.IndexerFunc) error {
+	if f.refuse[kindOf(o)] {
+		return errors.New("no matches for kind " + kindOf(o))
+	}
+	f.fns[kindOf(o)+" "+field] = fn
+	return nil
+}
+
+func (f *informers) GetInformer(_ context.Context, o client.Object, _ ...cache.InformerGetOption) (cache.Informer, error) {
+	return informer{add: func(h toolscache.ResourceEventHandler) { f.handlers[kindOf(o)] = h }}, nil
+}
+
+// An informer takes event handlers; nothing else of it is used.
+type informer struct {
+	cache.Informer
+	add func(toolscache.ResourceEventHandler)
+}
+
+func (i informer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
+	i.add(h)
+	return nil, nil
+}
+
+// followed are a kind that is served and one that is not, as FollowOwned
+// leaves them.
+func followed(t *testing.T, wake WakeFn) *informers {
+	t.Helper()
+	kind := func(k string) client.Object {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"kind": k}}}
+	}
+	f := &informers{refuse: map[string]bool{"PingSource": true}, fns: map[string]client.IndexerFunc{}, handlers: map[string]toolscache.ResourceEventHandler{}}
+	got := FollowOwned(context.Background(), f, Owned{Kinds: map[string]client.Object{"Service": kind("Service"), "PingSource": kind("PingSource")}, Wake: wake})
+	if diff := cmp.Diff(map[string]bool{"Service": true, "PingSource": false}, got); diff != "" {
+		t.Errorf("FollowOwned(): a kind the cluster does not serve is listed by labels: -want, +got:\n%s", diff)
+	}
+	return f
+}
+
+func TestFollowOwnedIndexes(t *testing.T) {
+	fn := followed(t, nil).fns["Service "+IndexOwner]
+	if fn == nil {
+		t.Fatalf("FollowOwned(): no %s index on Services", IndexOwner)
+	}
+	labelled := func(l map[string]string) client.Object {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Labels: l}}
+	}
+	cases := map[string]struct {
+		reason string
+		o      client.Object
+		want   []string
+	}{
+		"Owned": {
+			reason: "An object render made is indexed under its resource's kind and name.",
+			o:      labelled(map[string]string{render.LabelManagedBy: render.ManagedBy, render.LabelKind: "LambdaFunction", render.LabelResource: "hello"}),
+			want:   []string{OwnerKey("LambdaFunction", "hello")},
+		},
+		"NotOurs": {
+			reason: "An object another manager labelled alike is not indexed.",
+			o:      labelled(map[string]string{render.LabelManagedBy: "someone-else", render.LabelKind: "LambdaFunction", render.LabelResource: "hello"}),
+		},
+		"NoResource": {
+			reason: "An object without its resource's name is not indexed.",
+			o:      labelled(map[string]string{render.LabelManagedBy: render.ManagedBy, render.LabelKind: "LambdaFunction"}),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, fn(tc.o)); diff != "" {
+				t.Errorf("%s\nthe index's keys: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestCacheIndexesLocalOnFirstUse checks that the provider's own cluster
+// gets its index, and with it informers, only once a resource uses it.
+func TestCacheIndexesLocalOnFirstUse(t *testing.T) {
+	calls := 0
+	c := NewCache(Target{}, newClientLog().newClient, nil, WithLocalIndex(func() map[string]bool {
+		calls++
+		return map[string]bool{"Service": true}
+	}))
+	if calls != 0 {
+		t.Fatalf("the local target was indexed %d times before anyone asked for it", calls)
+	}
+	for range 2 {
+		got, err := c.For(Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(map[string]bool{"Service": true}, got.Indexed); diff != "" {
+			t.Errorf("For(local): indexed kinds: -want, +got:\n%s", diff)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("the local target was indexed %d times; want once", calls)
+	}
+}
+
+func TestFollowOwnedWakes(t *testing.T) {
+	var woken []string
+	f := followed(t, func(kind, namespace, name string) { woken = append(woken, kind+" "+namespace+"/"+name) })
+	if _, ok := f.handlers["PingSource"]; ok {
+		t.Errorf("FollowOwned(): a kind the cluster does not serve got an event handler")
+	}
+	h := f.handlers["Service"]
+	if h == nil {
+		t.Fatal("FollowOwned(): no event handler on Services")
+	}
+	ours := map[string]string{render.LabelManagedBy: render.ManagedBy, render.LabelKind: "LambdaFunction", render.LabelResource: "hello"}
+	svc := func(l map[string]string, generation int64, rv string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "hello", Labels: l, Generation: generation, ResourceVersion: rv}}
+	}
+	cases := map[string]struct {
+		reason string
+		event  func()
+		want   []string
+	}{
+		"StatusChanged": {
+			reason: "A new resource version of the same generation is a status change, such as Knative's Ready: the owner is woken.",
+			event:  func() { h.OnUpdate(svc(ours, 1, "10"), svc(ours, 1, "11")) },
+			want:   []string{"LambdaFunction team/hello"},
+		},
+		"SpecChanged": {
+			reason: "A new generation is most often the provider's own apply, which its reconcile already follows.",
+			event:  func() { h.OnUpdate(svc(ours, 1, "10"), svc(ours, 2, "11")) },
+		},
+		"Resync": {
+			reason: "A resync repeats the same resource version: nothing changed.",
+			event:  func() { h.OnUpdate(svc(ours, 1, "10"), svc(ours, 1, "10")) },
+		},
+		"Deleted": {
+			reason: "An object someone deleted wakes its owner, which makes it again.",
+			event:  func() { h.OnDelete(svc(ours, 1, "10")) },
+			want:   []string{"LambdaFunction team/hello"},
+		},
+		"DeletedUnseen": {
+			reason: "A deletion the watch missed arrives as a tombstone, and wakes the owner too.",
+			event:  func() { h.OnDelete(toolscache.DeletedFinalStateUnknown{Key: "team/hello", Obj: svc(ours, 1, "10")}) },
+			want:   []string{"LambdaFunction team/hello"},
+		},
+		"NotOurs": {
+			reason: "An object render did not make wakes no one.",
+			event:  func() { h.OnUpdate(svc(nil, 1, "10"), svc(nil, 1, "11")) },
+		},
+		"Created": {
+			reason: "A create is the provider's own; its reconcile already follows it.",
+			event:  func() { h.OnAdd(svc(ours, 1, "10"), false) },
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			woken = nil
+			tc.event()
+			if diff := cmp.Diff(tc.want, woken); diff != "" {
+				t.Errorf("%s\nwoken: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}

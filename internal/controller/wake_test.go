@@ -1,0 +1,75 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+)
+
+// TestObjectsWakeTheirFunction checks that a function learns at once what
+// the Job controller and Knative write of its objects, and that someone
+// deleted one, with no poll to fall back on: the provider polls hourly.
+func TestObjectsWakeTheirFunction(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p := startProvider(t, providerOptions{poll: time.Hour, change: func(d *dependencies) { d.BusyPoll = time.Hour }})
+	c := p.kube
+	ns := newNamespace(ctx, t, c, "wake")
+	newProviderConfig(ctx, t, c, ns)
+	// Brokers are shared by name and wake no one; this function has none.
+	fn := newFunction(ns, "hello", "def handler(event, context):\n    return {}\n")
+	fn.Spec.ForProvider.Eventing = nil
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	mg := &v1alpha1.LambdaFunction{}
+	phase := func(want v1alpha1.Phase) func() string {
+		return func() string {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
+				return err.Error()
+			}
+			if mg.Status.AtProvider.Phase != want {
+				return fmt.Sprintf("phase %s: %s", mg.Status.AtProvider.Phase, mg.GetCondition(xpv2.TypeReady).Message)
+			}
+			return ""
+		}
+	}
+	wait.Until(ctx, t, "the function is building", phase(v1alpha1.PhaseBuilding))
+
+	// The Job controller says the build ended: the Service follows.
+	playact.FinishJob(ctx, t, c, &jobs(ctx, t, c, ns, "hello")[0], 0, digestA)
+	key := client.ObjectKey{Namespace: ns, Name: "hello"}
+	svc := serviceWhen(ctx, t, c, key, "runs the built image", func(s *servingv1.Service) bool {
+		return strings.HasSuffix(s.Spec.Template.Spec.Containers[0].Image, "@"+digestA)
+	})
+
+	// Knative says the Service is Ready: so is the function.
+	playact.MarkServiceReady(ctx, t, c, svc)
+	wait.Until(ctx, t, "the function is Ready", func() string {
+		if msg := phase(v1alpha1.PhaseReady)(); msg != "" {
+			return msg
+		}
+		if s := mg.GetCondition(xpv2.TypeReady).Status; s != corev1.ConditionTrue {
+			return "Ready " + string(s)
+		}
+		return ""
+	})
+
+	// Someone deletes the Service: it is made again.
+	if err := c.Delete(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	serviceWhen(ctx, t, c, key, "is made again", func(s *servingv1.Service) bool { return s.UID != svc.UID })
+}
