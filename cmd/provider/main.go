@@ -71,9 +71,10 @@ func main() {
 	kingpin.FatalIfError(err, "Cannot build the scheme")
 
 	leaseDuration, renewDeadline := 60*time.Second, 50*time.Second
+	writes := clients.NewWrites(clients.DefaultWriteWait)
 	mgr, err := ctrl.NewManager(ratelimiter.LimitRESTConfig(cfg, *maxReconcileRate), ctrl.Options{
 		Scheme:                     s,
-		NewClient:                  clients.NewManagerClient,
+		NewClient:                  clients.ManagerClient(writes),
 		Client:                     clients.ClientOptions(),
 		Cache:                      withSync(clients.ManagerCacheOptions(), *syncInterval),
 		Metrics:                    metricsserver.Options{BindAddress: *metricsAddr, ExtraHandlers: profiles(*profile)},
@@ -107,7 +108,7 @@ func main() {
 	}
 
 	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
-	kingpin.FatalIfError(lambdacontroller.SetupGated(mgr, o, workload.DefaultDependencies(mgr, deny, allowTargets)), "Cannot set up the controllers")
+	kingpin.FatalIfError(lambdacontroller.SetupGated(mgr, o, workload.DefaultDependencies(mgr, writes, deny, allowTargets)), "Cannot set up the controllers")
 	log.Info("Starting", "sync", syncInterval.String(), "poll", pollInterval.String(), "max-reconcile-rate", *maxReconcileRate)
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start the controller manager")
 }

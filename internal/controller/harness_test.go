@@ -130,9 +130,10 @@ func startProvider(t testing.TB, po providerOptions) *provider {
 	}
 	cfg.Impersonate = po.as
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, writes: p.writes} })
+	writes := clients.NewWrites(clients.DefaultWriteWait)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:    s,
-		NewClient: clients.NewManagerClient,
+		NewClient: clients.ManagerClient(writes),
 		Client:    clients.ClientOptions(),
 		Cache:     clients.ManagerCacheOptions(),
 		Metrics:   metricsserver.Options{BindAddress: "0"},
@@ -159,7 +160,7 @@ func startProvider(t testing.TB, po providerOptions) *provider {
 	if err := customresourcesgate.Setup(mgr, o); err != nil {
 		t.Fatal(err)
 	}
-	deps := workload.DefaultDependencies(mgr, nil, po.allowTargets)
+	deps := workload.DefaultDependencies(mgr, writes, nil, po.allowTargets)
 	if po.change != nil {
 		po.change(&deps)
 	}

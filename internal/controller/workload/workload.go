@@ -6,11 +6,15 @@ package workload
 import (
 	"context"
 	"net/netip"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -22,6 +26,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
@@ -32,14 +37,14 @@ const (
 	errTarget     = "cannot connect to the target cluster"
 )
 
-// DefaultBusyPoll is how often a resource that is building or deploying is
-// observed when nothing wakes it. Its build Job and Knative Service wake it
-// when their status changes; a Broker it shares, a Secret it needs or a
-// Revision that fails without its Service saying so do not. Every poll
-// spends the reconcile rate all resources share: at the default 10 a second,
-// 50 resources polled every 5 s took all of it, and created functions waited
-// behind deploying ones.
-const DefaultBusyPoll = 30 * time.Second
+// DefaultBusyPoll is how often a resource that waits for what wakes nothing
+// (see unwoken) is observed. A resource whose build Job or Knative Service
+// it waits for is woken when their status changes, and otherwise polled as
+// any other: polls spend the reconcile rate all resources share, and when
+// every building or deploying resource was polled every 5 s, 50 of them
+// took all of the default 10 a second, and new resources waited behind
+// them.
+const DefaultBusyPoll = 10 * time.Second
 
 // A Kind is one managed resource kind this package reconciles.
 type Kind[T resource.ModernManaged] struct {
@@ -48,8 +53,6 @@ type Kind[T resource.ModernManaged] struct {
 	NewList func() resource.ManagedList
 	// external makes the kind's external client for one reconcile.
 	external func(c connection) managed.TypedExternalClient[T]
-	// busy is true while a resource builds or deploys.
-	busy func(T) bool
 }
 
 // Kinds reconciled by this provider.
@@ -61,7 +64,6 @@ var (
 		external: func(c connection) managed.TypedExternalClient[*v1alpha1.LambdaFunction] {
 			return &functionClient{connection: c}
 		},
-		busy: func(mg *v1alpha1.LambdaFunction) bool { return busy(mg.Status.AtProvider.Phase) },
 	}
 	LambdaAgent = Kind[*v1alpha1.LambdaAgent]{
 		GVK:     v1alpha1.LambdaAgentGroupVersionKind,
@@ -70,12 +72,16 @@ var (
 		external: func(c connection) managed.TypedExternalClient[*v1alpha1.LambdaAgent] {
 			return &agentClient{connection: c}
 		},
-		busy: func(mg *v1alpha1.LambdaAgent) bool { return busy(mg.Status.AtProvider.Phase) },
 	}
 )
 
-func busy(p v1alpha1.Phase) bool {
-	return p == v1alpha1.PhasePending || p == v1alpha1.PhaseBuilding || p == v1alpha1.PhaseDeploying
+// unwoken is true while a resource waits for what wakes nothing: a Broker,
+// shared by name, to be Ready, or what its Ready condition lists as
+// pending. Builds and Services wake their resource when their status
+// changes.
+func unwoken(ready xpv2.Condition) bool {
+	return ready.Reason == v1alpha1.ReasonWaiting ||
+		ready.Reason == v1alpha1.ReasonDeploying && strings.HasPrefix(ready.Message, observe.MsgWaitEventing)
 }
 
 // Dependencies are what every reconcile shares.
@@ -89,9 +95,12 @@ type Dependencies struct {
 	// BuildDeny are networks build pods may not reach, besides what render
 	// always refuses.
 	BuildDeny []string
-	// BusyPoll is how often a resource that is building or deploying is
-	// observed when nothing wakes it; never more seldom than the poll.
+	// BusyPoll is how often a resource that waits for what wakes nothing
+	// is observed; never more seldom than the poll.
 	BusyPoll time.Duration
+	// Writes are the manager client's writes, which a reconcile waits for
+	// its cache to have seen.
+	Writes *clients.Writes
 	// wakes reconciles a resource when one of its objects changes.
 	wakes *wakes
 }
@@ -99,8 +108,9 @@ type Dependencies struct {
 // DefaultDependencies are the provider's: target clients cached per
 // credential set, and git and S3 servers and target clusters reached only
 // through the safe dialer, which also refuses the networks in deny. Target
-// clusters may be in allowTargets even where the dialer refuses them.
-func DefaultDependencies(mgr ctrl.Manager, deny, allowTargets []netip.Prefix) Dependencies {
+// clusters may be in allowTargets even where the dialer refuses them. The
+// manager's client records its writes in writes.
+func DefaultDependencies(mgr ctrl.Manager, writes *clients.Writes, deny, allowTargets []netip.Prefix) Dependencies {
 	w := newWakes()
 	owned := clients.Owned{Kinds: ownedObjects(), Wake: w.wake}
 	return Dependencies{
@@ -114,6 +124,7 @@ func DefaultDependencies(mgr ctrl.Manager, deny, allowTargets []netip.Prefix) De
 		Sources:   source.NewResolver(source.HTTPClient(source.SafeDialer(source.Policy{Deny: deny}))),
 		BuildDeny: source.BuildDeny(deny),
 		BusyPoll:  DefaultBusyPoll,
+		Writes:    writes,
 		wakes:     w,
 	}
 }
@@ -177,7 +188,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 		managed.WithRecorder(record),
 		managed.WithPollInterval(o.PollInterval),
 		managed.WithPollIntervalHook(func(mg resource.Managed, poll time.Duration) time.Duration {
-			if t, ok := mg.(T); ok && k.busy(t) && deps.BusyPoll > 0 && deps.BusyPoll < poll {
+			if unwoken(mg.GetCondition(xpv2.TypeReady)) && deps.BusyPoll > 0 && deps.BusyPoll < poll {
 				return deps.BusyPoll
 			}
 			return poll
@@ -209,7 +220,12 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 	if deps.wakes != nil {
 		b = b.WatchesRawSource(deps.wakes.source(k.GVK.Kind))
 	}
-	return b.Complete(ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter))
+	var rr reconcile.Reconciler = ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter)
+	if deps.Writes != nil {
+		// Before the rate limiter: a reconcile put off spends no token.
+		rr = &freshReconciler[T]{kind: k, cache: mgr.GetClient(), writes: deps.Writes, inner: rr}
+	}
+	return b.Complete(rr)
 }
 
 // SetupGated adds the controller once the kind's CRD exists.

@@ -1,0 +1,123 @@
+package clients
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+)
+
+func TestWritesSeen(t *testing.T) {
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	key := types.NamespacedName{Namespace: "team", Name: "hello"}
+	start := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	wrote := func(version string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, ResourceVersion: version}}
+	}
+	cases := map[string]struct {
+		reason  string
+		wrote   string
+		after   time.Duration
+		cached  string
+		want    bool
+		another bool
+	}{
+		"NeverWritten": {
+			reason: "An object the provider never wrote has nothing to wait for.",
+			cached: "10", want: true, another: true,
+		},
+		"CacheBehind": {
+			reason: "A cache that holds a version older than the last write has not seen it.",
+			wrote:  "12", cached: "10", want: false, another: false,
+		},
+		"CacheCaughtUp": {
+			reason: "A cache that holds the written version has seen it, and the write is forgotten.",
+			wrote:  "12", cached: "12", want: true, another: true,
+		},
+		"CacheAhead": {
+			reason: "A cache that holds a later version, someone else's write, has seen ours.",
+			wrote:  "12", cached: "15", want: true, another: true,
+		},
+		"NotCached": {
+			reason: "An object the cache does not hold (deleted) has nothing to wait for.",
+			wrote:  "12", cached: "", want: true, another: true,
+		},
+		"Incomparable": {
+			reason: "Versions that are not etcd's cannot be compared; the reconcile goes ahead.",
+			wrote:  "12", cached: "x-1", want: true, another: true,
+		},
+		"WaitedLongEnough": {
+			reason: "A cache that lags beyond the wait is not waited for any longer.",
+			wrote:  "12", after: DefaultWriteWait, cached: "10", want: true, another: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			now := start
+			w := NewWrites(DefaultWriteWait)
+			w.now = func() time.Time { return now }
+			if tc.wrote != "" {
+				w.wrote(gvk, wrote(tc.wrote))
+			}
+			now = now.Add(tc.after)
+			if got := w.Seen(gvk, key, tc.cached); got != tc.want {
+				t.Errorf("%s\nSeen(%q): got %t, want %t", tc.reason, tc.cached, got, tc.want)
+			}
+			if got := w.Seen(gvk, key, tc.cached); got != tc.another {
+				t.Errorf("%s\nSeen(%q) again: got %t, want %t", tc.reason, tc.cached, got, tc.another)
+			}
+		})
+	}
+}
+
+// TestWriteRecorder checks that each kind of write records the version the
+// server returned, and only for the kind written.
+func TestWriteRecorder(t *testing.T) {
+	s, err := ManagerScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "hello"}}
+	base := fake.NewClientBuilder().WithScheme(s).WithStatusSubresource(&corev1.Pod{}).WithObjects(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "hello"}}).Build()
+	w := NewWrites(DefaultWriteWait)
+	c := NewWriteRecorder(base, w)
+	cmKind := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	podKind := schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+	key := types.NamespacedName{Namespace: "team", Name: "hello"}
+
+	pod := &corev1.Pod{}
+	if err := c.Get(ctx, key, pod); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		name  string
+		write func() error
+		kind  schema.GroupVersionKind
+		obj   func() string
+	}{
+		{name: "Create", kind: cmKind, write: func() error { return c.Create(ctx, cm) }, obj: cm.GetResourceVersion},
+		{name: "Update", kind: cmKind, write: func() error { cm.Data = map[string]string{"a": "b"}; return c.Update(ctx, cm) }, obj: cm.GetResourceVersion},
+		{name: "StatusUpdate", kind: podKind, write: func() error { pod.Status.Message = "m"; return c.Status().Update(ctx, pod) }, obj: pod.GetResourceVersion},
+	}
+	for _, st := range steps {
+		if err := st.write(); err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		got := map[writeKey]string{}
+		for k, v := range w.last {
+			got[k] = v.version
+		}
+		want := map[writeKey]string{{st.kind, key}: st.obj()}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: the versions recorded: -want, +got:\n%s", st.name, diff)
+		}
+		w.Seen(st.kind, key, st.obj())
+	}
+}
