@@ -28,8 +28,11 @@ type Writes struct {
 	wait time.Duration
 	now  func() time.Time
 
-	mu   sync.Mutex
-	last map[writeKey]written
+	mu sync.Mutex
+	// kinds are those whose writes a reconcile waits for; the writes of
+	// others, such as ProviderConfigUsages, are not kept.
+	kinds map[schema.GroupVersionKind]bool
+	last  map[writeKey]written
 }
 
 type writeKey struct {
@@ -45,13 +48,24 @@ type written struct {
 
 // NewWrites waits at most wait for a write to be seen.
 func NewWrites(wait time.Duration) *Writes {
-	return &Writes{wait: wait, now: time.Now, last: map[writeKey]written{}}
+	return &Writes{wait: wait, now: time.Now, kinds: map[schema.GroupVersionKind]bool{}, last: map[writeKey]written{}}
 }
 
-// wrote records the resource version the API server returned for a write.
+// Follow keeps the writes of a kind from now on.
+func (w *Writes) Follow(gvk schema.GroupVersionKind) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.kinds[gvk] = true
+}
+
+// wrote records the resource version the API server returned for a write
+// of a followed kind.
 func (w *Writes) wrote(gvk schema.GroupVersionKind, o client.Object) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if !w.kinds[gvk] {
+		return
+	}
 	w.last[writeKey{gvk, client.ObjectKeyFromObject(o)}] = written{version: o.GetResourceVersion(), at: w.now()}
 }
 

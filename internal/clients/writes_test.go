@@ -61,6 +61,7 @@ func TestWritesSeen(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			now := start
 			w := NewWrites(DefaultWriteWait)
+			w.Follow(gvk)
 			w.now = func() time.Time { return now }
 			if tc.wrote != "" {
 				w.wrote(gvk, wrote(tc.wrote))
@@ -90,10 +91,16 @@ func TestWriteRecorder(t *testing.T) {
 	c := NewWriteRecorder(base, w)
 	cmKind := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	podKind := schema.GroupVersionKind{Version: "v1", Kind: "Pod"}
+	w.Follow(cmKind)
+	w.Follow(podKind)
 	key := types.NamespacedName{Namespace: "team", Name: "hello"}
 
 	pod := &corev1.Pod{}
 	if err := c.Get(ctx, key, pod); err != nil {
+		t.Fatal(err)
+	}
+	// A kind no reconcile waits for is not kept.
+	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "hello"}}); err != nil {
 		t.Fatal(err)
 	}
 	steps := []struct {

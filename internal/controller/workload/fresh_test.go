@@ -50,6 +50,7 @@ func TestFreshReconciler(t *testing.T) {
 			}
 			cache := b.Build()
 			writes := clients.NewWrites(clients.DefaultWriteWait)
+			writes.Follow(LambdaFunction.GVK)
 			if tc.wrote {
 				// The provider's write goes to the API server, where the
 				// resource was as the cache holds it; the cache does not

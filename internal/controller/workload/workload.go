@@ -223,6 +223,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 	var rr reconcile.Reconciler = ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter)
 	if deps.Writes != nil {
 		// Before the rate limiter: a reconcile put off spends no token.
+		deps.Writes.Follow(k.GVK)
 		rr = &freshReconciler[T]{kind: k, cache: mgr.GetClient(), writes: deps.Writes, inner: rr}
 	}
 	return b.Complete(rr)

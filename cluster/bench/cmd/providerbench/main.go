@@ -44,7 +44,7 @@ func main() {
 	var (
 		app         = kingpin.New("providerbench", "Measure provider-knative-lambda against provider-kubernetes at scale.")
 		sizes       = app.Flag("n", "Numbers of functions, each a run per contender.").Default("200", "1000", "2000").Ints()
-		inlineSizes = app.Flag("inline-n", "Numbers of inline-built functions, each a run of this provider only; 0 runs none.").Default("200").Ints()
+		inlineSizes = app.Flag("inline-n", "Numbers of inline-built functions, each a run of this provider only, which also time create to build Job; 0 runs none.").Default("1000").Ints()
 		repeat      = app.Flag("repeat", "Runs of each setting; the summary gives medians.").Default("1").Int()
 		poll        = app.Flag("poll", "Poll interval of both providers.").Default("30s").Duration()
 		rate        = app.Flag("rate", "Max reconcile rate of both providers.").Default("100").Int()
