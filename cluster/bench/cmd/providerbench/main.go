@@ -43,7 +43,7 @@ func init() {
 func main() {
 	var (
 		app         = kingpin.New("providerbench", "Measure provider-knative-lambda against provider-kubernetes at scale.")
-		sizes       = app.Flag("n", "Numbers of functions, each a run per contender.").Default("200", "1000", "2000").Ints()
+		sizes       = app.Flag("n", "Numbers of functions, each a run per contender.").Default("2000", "10000").Ints()
 		inlineSizes = app.Flag("inline-n", "Numbers of inline-built functions, each a run of this provider only, which also time create to build Job; 0 runs none.").Default("1000").Ints()
 		repeat      = app.Flag("repeat", "Runs of each setting; the summary gives medians.").Default("1").Int()
 		poll        = app.Flag("poll", "Poll interval of both providers.").Default("30s").Duration()
