@@ -14,32 +14,32 @@ import (
 )
 
 // directAgent composes an Agent's Knative Service, Broker and Triggers.
-func (p *pass) directAgent(in *v1beta1.Input) (outcome, error) {
+func (p *pass) directAgent(in *v1beta1.Input) (observe.Verdict, error) {
 	xr := p.xr.agentXR
 	status := &xr.Status.WorkloadObservation
 	if err := p.setStatus(status); err != nil {
-		return outcome{}, err
+		return observe.Verdict{}, err
 	}
 	observed, ok, err := p.forwardAddresses(xr.Spec.Eventing)
 	if err != nil || !ok {
 		p.keep(all)
-		return progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgWaitRequired), err
+		return p.waiting(), err
 	}
-	d, held, ok, err := p.defaults(in)
+	d, v, ok, err := p.defaults(in)
 	if err != nil || !ok {
 		p.keep(all)
-		return held, err
+		return v, err
 	}
 	objs, err := render.Agent(render.AgentInput{Namespace: p.xr.namespace, Name: p.xr.name, Spec: xr.Spec.LambdaAgentParameters, Defaults: d, Observed: observed})
 	if err != nil {
 		p.keep(all)
-		return stalled(v1alpha1.ReasonInvalid, err.Error()), nil
+		return p.held(v1alpha1.ReasonInvalid, err.Error()), nil
 	}
-	o, err := p.deployed(objs, status)
+	v, err = p.deployed(objs, status)
 	if err != nil {
-		return outcome{}, err
+		return observe.Verdict{}, err
 	}
-	return o, p.setStatus(status)
+	return v, p.setStatus(status)
 }
 
 // forwardAddresses are the addresses of every Broker the agent sends events

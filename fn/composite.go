@@ -10,6 +10,7 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/platform/v1alpha1"
+	lambdav1alpha1 "github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )
 
 const (
@@ -81,6 +82,14 @@ func compositeOf(xr *structpb.Struct) (composite, error) {
 		c.generation = into.GetGeneration()
 	}
 	return c, nil
+}
+
+// phase is the phase the composite's status reports.
+func (c composite) phase() lambdav1alpha1.Phase {
+	if c.agent {
+		return c.agentXR.Status.Phase
+	}
+	return c.lambdaXR.Status.Phase
 }
 
 // claimKind is the claim kind of a composite's legacy twin.

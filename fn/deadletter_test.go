@@ -26,6 +26,7 @@ func TestInputDeadLetterSink(t *testing.T) {
 			Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+building.BuildJob.Name+`","digest":"`+testDigest+`"}}`))},
 			Resources: map[string]*fnv1.Resource{"Service/hello": {Resource: serviceRolledOut(t, built.Service, nil)}},
 		},
+		RequiredResources: map[string]*fnv1.Resources{"broker-events": {}},
 	}
 	rsp, err := (&Function{log: logging.NewNopLogger(), sources: noSources(t)}).RunFunction(context.Background(), req)
 	if err != nil {

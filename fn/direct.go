@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +11,7 @@ import (
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -29,120 +29,137 @@ const (
 	requireBuildPods      = "build-pods"
 	requireForwardAgent   = "forward-agent-"
 	requireBroker         = "broker-"
+	requireSecret         = "secret-"
 )
 
 const (
-	msgWaitRequired       = "waiting for Crossplane to supply the resources this pass requires"
-	msgFmtNoProvider      = "the %s %s that the function's Input names does not exist"
-	msgFmtNoSecret        = "the source credentials Secret %s does not exist in namespace %s"
-	msgFmtStarting        = "starting build %s"
-	msgFmtBuilding        = "building %s in Job %s"
-	msgFmtBuildFails      = "build %s failed: %s"
-	msgFmtServiceNotReady = "waiting for the Knative Service to be Ready: %s"
-	msgNoService          = "the Knative Service does not exist yet"
+	msgWaitRequired  = "waiting for Crossplane to supply the resources this pass requires"
+	msgFmtNoProvider = "the %s %s that the function's Input names does not exist"
+	msgFmtNoSecret   = "the source credentials Secret %s does not exist in namespace %s"
 )
 
 // directFunction composes a Lambda's build, Knative Service, Broker and
 // Triggers. The Service appears once the build of the current code has
 // succeeded; until then a Service already running keeps its image.
-func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources SourceResolver, buildDeny []string) (outcome, error) {
+func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources SourceResolver, buildDeny []string) (observe.Verdict, error) {
 	xr := p.xr.lambdaXR
 	spec := xr.Spec.LambdaFunctionParameters
 	rin := render.FunctionInput{Namespace: p.xr.namespace, Name: p.xr.name, Spec: spec, Rebuild: xr.GetAnnotations()[v1alpha1.AnnotationRebuild]}
 	status := &xr.Status.LambdaFunctionObservation
 	// What was observed stays in the status when this pass stops early.
 	if err := p.setStatus(status); err != nil {
-		return outcome{}, err
+		return observe.Verdict{}, err
 	}
 	if b := status.Build; b != nil && b.Digest != "" {
 		rin.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
 	}
 
-	d, o, ok, err := p.defaults(in)
+	d, v, ok, err := p.defaults(in)
 	if err != nil || !ok {
 		p.keep(all)
-		return o, err
+		return v, err
 	}
 	rin.Defaults = d
 	rin.Defaults.Network.Deny = buildDeny
 	if spec.Source.Git != nil || spec.Source.S3 != nil {
-		secret, o, ok, err := p.credentials(spec.Source.CredentialsRef())
+		secret, v, ok, err := p.credentials(spec.Source.CredentialsRef())
 		if err != nil || !ok {
 			p.keep(all)
-			return o, err
+			return v, err
 		}
 		id, err := sources.Resolve(ctx, spec.Source, secret)
 		switch {
 		case source.IsUnresolvable(err):
 			p.keep(all)
-			return stalled(v1alpha1.ReasonSourceUnresolved, err.Error()), nil
+			return p.held(v1alpha1.ReasonSourceUnresolved, err.Error()), nil
 		case err != nil:
 			// A server that does not answer now may later.
 			p.keep(all)
-			return retrying(status.Phase, v1alpha1.ReasonSourceUnreachable, err.Error()), nil
+			return observe.Retrying(status.Phase, v1alpha1.ReasonSourceUnreachable, err.Error()), nil
 		}
 		rin.Observed.SourceIdentity = id
 	}
 	objs, err := render.Function(rin)
 	if err != nil {
 		p.keep(all)
-		return stalled(v1alpha1.ReasonInvalid, err.Error()), nil
+		return p.held(v1alpha1.ReasonInvalid, err.Error()), nil
 	}
-
 	if objs.BuildJob != nil {
-		if _, started := p.observed[nameOf(objs.BuildJob)]; !started {
-			if o, ok, err := p.buildAdmitted(); err != nil || !ok {
-				p.keep(all)
-				return o, err
-			}
-		}
-		o, digest, err := p.followBuild(objs, status)
-		if err != nil {
-			return outcome{}, err
-		}
-		// The build's objects (and the Broker, which does not wait for it)
-		// stay desired while it runs, after it failed, and for the one pass
-		// after it succeeded, until its digest is in the status: the Job is
-		// the only record of the build meanwhile.
-		if err := p.shareBroker(objs); err != nil {
-			return outcome{}, err
-		}
-		if err := p.compose(objs.All()...); err != nil {
-			return outcome{}, err
-		}
-		if digest == "" {
-			// Whatever serves stays as it is; an older build's objects go.
-			p.keep(workloadObject)
-			return o, p.setStatus(status)
+		v, digest, err := p.build(objs, status)
+		if err != nil || digest == "" {
+			return v, err
 		}
 		rin.Observed.Build = &render.Build{Identity: objs.BuildIdentity, Digest: digest}
 		if objs, err = render.Function(rin); err != nil {
-			return outcome{}, err
+			return observe.Verdict{}, err
 		}
 	}
-	o, err = p.deployed(objs, &status.WorkloadObservation)
+	v, err = p.deployed(objs, &status.WorkloadObservation)
 	if err != nil {
-		return outcome{}, err
+		return observe.Verdict{}, err
 	}
-	return o, p.setStatus(status)
+	return v, p.setStatus(status)
+}
+
+// build follows the build of the rendered identity, once the namespace
+// admits its pods, and returns the digest it pushed once it has succeeded.
+// The build's objects (and the Broker, which does not wait for it) stay
+// desired while it runs, after it failed, and for the one pass after it
+// succeeded, until its digest is in the status: the Job is the only record
+// of the build meanwhile. Until the build has succeeded, whatever serves
+// stays as it is, and an older build's objects go.
+func (p *pass) build(objs *render.Objects, status *v1alpha1.LambdaFunctionObservation) (observe.Verdict, string, error) {
+	if _, started := p.observed[nameOf(objs.BuildJob)]; !started {
+		if v, ok, err := p.buildAdmitted(); err != nil || !ok {
+			p.keep(all)
+			return v, "", err
+		}
+	}
+	v, digest, err := p.followBuild(objs, status)
+	if err != nil {
+		return observe.Verdict{}, "", err
+	}
+	if err := p.shareBroker(objs); err != nil {
+		return observe.Verdict{}, "", err
+	}
+	if err := p.compose(objs.All()...); err != nil {
+		return observe.Verdict{}, "", err
+	}
+	if digest == "" {
+		p.keep(workloadObject)
+		return v, "", p.setStatus(status)
+	}
+	return v, digest, nil
+}
+
+// held is the verdict on the composite when this pass holds it before
+// anything is composed.
+func (p *pass) held(reason xpv2.ConditionReason, msg string) observe.Verdict {
+	return observe.Held(p.xr.phase(), reason, msg)
+}
+
+// waiting is the verdict on the composite while Crossplane has yet to
+// supply what this pass requires.
+func (p *pass) waiting() observe.Verdict {
+	return observe.Retrying(p.xr.phase(), v1alpha1.ReasonWaiting, msgWaitRequired)
 }
 
 // buildAdmitted checks, before a build starts, that its namespace does not
 // enforce the restricted Pod Security level, whose admission would refuse
 // Kaniko's pods without the Job ever saying so. A namespace Crossplane does
 // not supply is given the benefit of the doubt.
-func (p *pass) buildAdmitted() (outcome, bool, error) {
+func (p *pass) buildAdmitted() (observe.Verdict, bool, error) {
 	items, ok, err := requireAs[metav1.PartialObjectMetadata](p, requireNamespace, byName("v1", "Namespace", "", p.xr.namespace))
 	switch {
 	case err != nil || !ok:
-		return progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgWaitRequired), false, err
+		return p.waiting(), false, err
 	case len(items) == 0:
-		return outcome{}, true, nil
+		return observe.Verdict{}, true, nil
 	}
 	if msg := observe.BuildNotAdmitted(p.xr.namespace, items[0].GetLabels()); msg != "" {
-		return stalled(v1alpha1.ReasonBuildNotAdmitted, msg), false, nil
+		return p.held(v1alpha1.ReasonBuildNotAdmitted, msg), false, nil
 	}
-	return outcome{}, true, nil
+	return observe.Verdict{}, true, nil
 }
 
 // shareBroker leaves out a Broker to create that exists but is not this
@@ -176,14 +193,14 @@ func workloadObject(kind string) bool {
 
 // followBuild reads the build Job of the current identity into the status.
 // It returns the pushed image's digest once the build has succeeded, and
-// otherwise where the build stands.
-func (p *pass) followBuild(objs *render.Objects, status *v1alpha1.LambdaFunctionObservation) (outcome, string, error) {
+// otherwise the verdict on where the build stands.
+func (p *pass) followBuild(objs *render.Objects, status *v1alpha1.LambdaFunctionObservation) (observe.Verdict, string, error) {
 	name := objs.BuildJob.Name
 	status.Build = &v1alpha1.BuildObservation{Identity: objs.BuildIdentity, JobName: name}
 	job := &batchv1.Job{}
 	exists, err := p.observedAs(objs.BuildJob, job)
 	if err != nil || !exists {
-		return progressing(v1alpha1.PhasePending, v1alpha1.ReasonBuilding, fmt.Sprintf(msgFmtStarting, name)), "", err
+		return observe.BuildStarting(name), "", err
 	}
 	var pods []corev1.Pod
 	if observe.Finished(job) {
@@ -191,7 +208,7 @@ func (p *pass) followBuild(objs *render.Objects, status *v1alpha1.LambdaFunction
 		// it failed.
 		items, ok, err := requireAs[corev1.Pod](p, requireBuildPods, byLabels("v1", "Pod", job.Namespace, map[string]string{observe.LabelJobName: name}))
 		if err != nil || !ok {
-			return progressing(v1alpha1.PhaseBuilding, v1alpha1.ReasonBuilding, msgWaitRequired), "", err
+			return observe.Retrying(v1alpha1.PhaseBuilding, v1alpha1.ReasonBuilding, msgWaitRequired), "", err
 		}
 		for _, pod := range items {
 			pods = append(pods, *pod)
@@ -200,68 +217,84 @@ func (p *pass) followBuild(objs *render.Objects, status *v1alpha1.LambdaFunction
 	bo := observe.Build(job, pods)
 	status.Build.StartedAt, status.Build.CompletedAt = job.Status.StartTime, job.Status.CompletionTime
 	status.Build.Message, status.Build.Digest = bo.Message, bo.Digest
-	switch {
-	case bo.Failed:
-		// Nothing is retried and nothing deployed changes until the code,
-		// runtime or build settings do, or the rebuild annotation.
-		return stalled(v1alpha1.ReasonBuildFailed, fmt.Sprintf(msgFmtBuildFails, name, bo.Message)), "", nil
-	case !bo.Done:
-		return progressing(v1alpha1.PhaseBuilding, v1alpha1.ReasonBuilding, fmt.Sprintf(msgFmtBuilding, objs.Image, name)), "", nil
+	v, done := observe.Built(objs.Image, name, bo)
+	if !done {
+		return v, "", nil
 	}
-	return outcome{}, bo.Digest, nil
+	return v, bo.Digest, nil
 }
 
-// deployed composes a workload's objects and reports, in its observation,
-// how far Knative has got with them.
-func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) (outcome, error) {
+// deployed composes a workload's objects and reports, in its observation
+// and a verdict, how far Knative has got with them.
+func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) (observe.Verdict, error) {
 	if err := p.shareBroker(objs); err != nil {
-		return outcome{}, err
+		return observe.Verdict{}, err
+	}
+	if v, held, err := p.unmet(objs, at.Phase); err != nil || held {
+		// What runs keeps running as it is.
+		p.keep(all)
+		return v, err
 	}
 	if err := p.compose(objs.All()...); err != nil {
-		return outcome{}, err
+		return observe.Verdict{}, err
 	}
-	at.Image, at.Eventing = objs.Image, observe.Eventing(objs)
-	svc := observe.ServiceState{Message: msgNoService}
+	at.Image, at.Eventing = objs.Image, objs.EventingObservation()
+	var live *servingv1.Service
 	if objs.Service != nil {
 		s := &servingv1.Service{}
 		exists, err := p.observedAs(objs.Service, s)
 		if err != nil {
-			return outcome{}, err
+			return observe.Verdict{}, err
 		}
 		if exists {
-			svc = observe.Service(s, nil)
+			live = s
 		}
 	}
-	at.URL, at.LatestReadyRevision, at.Traffic = svc.URL, svc.LatestReadyRevision, svc.Traffic
-	if svc.Failed {
-		at.FailedRevision = svc.LatestCreatedRevision
-	}
-	switch {
-	case len(objs.Refused) > 0:
-		return stalled(v1alpha1.ReasonForwardRefused, strings.Join(objs.Refused, "; ")), nil
-	case len(objs.Pending) > 0:
-		return progressing(v1alpha1.PhaseDeploying, v1alpha1.ReasonWaiting, strings.Join(objs.Pending, "; ")), nil
-	case svc.Failed && svc.Serving:
-		return failingWhileServing(svc.Failure()), nil
-	case svc.Failed:
-		return stalled(v1alpha1.ReasonRevisionFailed, svc.Failure()), nil
-	case svc.RouteFailed:
-		return stalled(v1alpha1.ReasonRouteFailed, svc.Message), nil
-	case !svc.Ready:
-		return progressing(v1alpha1.PhaseDeploying, v1alpha1.ReasonDeploying, fmt.Sprintf(msgFmtServiceNotReady, svc.Message)), nil
-	}
-	live, err := p.observedEach(objs.Eventing())
+	svc := observe.Service(live, nil)
+	svc.Record(at)
+	eventing, err := p.observedEach(objs.Eventing())
 	if err != nil {
-		return outcome{}, err
+		return observe.Verdict{}, err
 	}
-	ev := observe.EventingReadiness(objs.Eventing(), func(o client.Object) client.Object { return live[nameOf(o)] })
-	switch {
-	case ev.Failed:
-		return stalled(v1alpha1.ReasonEventingFailed, ev.Message), nil
-	case !ev.Ready:
-		return progressing(v1alpha1.PhaseDeploying, v1alpha1.ReasonDeploying, observe.MsgWaitEventing+ev.Message), nil
+	return observe.Deployed(observe.Deployment{
+		Refused: objs.Refused, Pending: objs.Pending, Service: svc,
+		Eventing: observe.EventingReadiness(objs.Eventing(), func(o client.Object) client.Object { return eventing[nameOf(o)] }),
+	}), nil
+}
+
+// unmet is the verdict on a workload whose objects refer to what its
+// namespace lacks (observe.Unmet), as Crossplane supplies the Secrets and
+// the Broker they name; held is true until it has, and while any lacks.
+func (p *pass) unmet(objs *render.Objects, was v1alpha1.Phase) (v observe.Verdict, held bool, err error) {
+	ns := p.xr.namespace
+	refs := observe.ReferencesOf(objs.Service, objs.ListenedBroker())
+	answered := true
+	secrets := map[string]map[string][]byte{}
+	for _, ref := range refs.Secrets {
+		items, ok, err := requireAs[corev1.Secret](p, requireSecret+ref.Name, byName("v1", "Secret", ns, ref.Name))
+		if err != nil {
+			return observe.Verdict{}, false, err
+		}
+		answered = answered && ok
+		if len(items) > 0 {
+			secrets[ref.Name] = items[0].Data
+		}
 	}
-	return ready(svc.URL), nil
+	brokers := map[string]bool{}
+	if b := refs.Broker; b != "" {
+		items, ok := p.require(requireBroker+b, byName(eventingv1.SchemeGroupVersion.String(), "Broker", ns, b))
+		answered = answered && ok
+		brokers[b] = len(items) > 0
+	}
+	if !answered {
+		return p.waiting(), true, nil
+	}
+	return observe.Unmet(was, ns, refs,
+		func(name string) (map[string][]byte, bool, error) {
+			data, found := secrets[name]
+			return data, found, nil
+		},
+		func(name string) (bool, error) { return brokers[name], nil })
 }
 
 // observedEach reads each rendered object's observed copy into a new object
@@ -284,9 +317,9 @@ func (p *pass) observedEach(rendered []client.Object) (map[resource.Name]client.
 // defaults are the build settings of a Direct pass: the Input's own, else
 // those of the provider config it names, so a platform sets its registry
 // once for the provider and the function.
-func (p *pass) defaults(in *v1beta1.Input) (render.Defaults, outcome, bool, error) {
+func (p *pass) defaults(in *v1beta1.Input) (render.Defaults, observe.Verdict, bool, error) {
 	if in.Build != nil || in.ProviderConfigRef == nil {
-		return render.BuildDefaults(in.Build).WithEventing(in.Eventing), outcome{}, true, nil
+		return render.BuildDefaults(in.Build).WithEventing(in.Eventing), observe.Verdict{}, true, nil
 	}
 	ref := in.ProviderConfigRef
 	ns := ""
@@ -297,30 +330,30 @@ func (p *pass) defaults(in *v1beta1.Input) (render.Defaults, outcome, bool, erro
 	items, ok, err := requireAs[v1alpha1.ProviderConfig](p, requireProviderConfig, byName(v1alpha1.SchemeGroupVersion.String(), ref.Kind, ns, ref.Name))
 	switch {
 	case err != nil:
-		return render.Defaults{}, outcome{}, false, err
+		return render.Defaults{}, observe.Verdict{}, false, err
 	case !ok:
-		return render.Defaults{}, progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgWaitRequired), false, nil
+		return render.Defaults{}, p.waiting(), false, nil
 	case len(items) == 0:
-		return render.Defaults{}, stalled(v1alpha1.ReasonInvalid, fmt.Sprintf(msgFmtNoProvider, ref.Kind, ref.Name)), false, nil
+		return render.Defaults{}, p.held(v1alpha1.ReasonInvalid, fmt.Sprintf(msgFmtNoProvider, ref.Kind, ref.Name)), false, nil
 	}
 	pc := items[0]
-	return render.BuildDefaults(pc.Spec.Build).WithEventing(pc.Spec.Eventing).WithEventing(in.Eventing), outcome{}, true, nil
+	return render.BuildDefaults(pc.Spec.Build).WithEventing(pc.Spec.Eventing).WithEventing(in.Eventing), observe.Verdict{}, true, nil
 }
 
 // credentials are the data of a source's credentials Secret; nil without a
 // reference.
-func (p *pass) credentials(ref *v1alpha1.LocalObjectReference) (map[string][]byte, outcome, bool, error) {
+func (p *pass) credentials(ref *v1alpha1.LocalObjectReference) (map[string][]byte, observe.Verdict, bool, error) {
 	if ref == nil {
-		return nil, outcome{}, true, nil
+		return nil, observe.Verdict{}, true, nil
 	}
 	items, ok, err := requireAs[corev1.Secret](p, requireCredentials, byName("v1", "Secret", p.xr.namespace, string(ref.Name)))
 	switch {
 	case err != nil:
-		return nil, outcome{}, false, err
+		return nil, observe.Verdict{}, false, err
 	case !ok:
-		return nil, progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgWaitRequired), false, nil
+		return nil, p.waiting(), false, nil
 	case len(items) == 0:
-		return nil, stalled(v1alpha1.ReasonSourceUnresolved, fmt.Sprintf(msgFmtNoSecret, ref.Name, p.xr.namespace)), false, nil
+		return nil, p.held(v1alpha1.ReasonSourceUnresolved, fmt.Sprintf(msgFmtNoSecret, ref.Name, p.xr.namespace)), false, nil
 	}
-	return items[0].Data, outcome{}, true, nil
+	return items[0].Data, observe.Verdict{}, true, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 )
 
 // responseTTL is how long Crossplane may reuse a response. A minute bounds
@@ -73,32 +74,32 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	kind = p.xr.kind
 	f.log.Debug("Running", "xr", p.xr.name, "namespace", p.xr.namespace, "kind", p.xr.kind, "mode", in.Mode)
 
-	var o outcome
+	var v observe.Verdict
 	refused := p.xr.systemNamespace(in.AllowedSystemNamespaces)
 	switch {
 	case refused != nil:
 		p.keep(all)
-		o = stalled(v1alpha1.ReasonInvalid, refused.Error())
+		v = p.held(v1alpha1.ReasonInvalid, refused.Error())
 	case mode == v1beta1.ModeManaged:
-		o, err = p.managed(in)
+		v, err = p.managed(in)
 	case mode != v1beta1.ModeDirect:
 		p.keep(all)
-		o = stalled(v1alpha1.ReasonInvalid, errors.Errorf(errFmtMode, in.Mode).Error())
+		v = p.held(v1alpha1.ReasonInvalid, errors.Errorf(errFmtMode, in.Mode).Error())
 	case p.xr.agent:
-		o, err = p.directAgent(in)
+		v, err = p.directAgent(in)
 	default:
-		o, err = p.directFunction(ctx, in, f.sources, f.buildDeny)
+		v, err = p.directFunction(ctx, in, f.sources, f.buildDeny)
 	}
 	if err != nil {
 		// Nothing of this pass is applied, so nothing running changes.
 		response.Fatal(rsp, err)
 		return rsp, nil
 	}
-	if err := p.finish(o); err != nil {
+	if err := p.finish(v); err != nil {
 		response.Fatal(rsp, errors.Wrap(err, errResponse))
 		return rsp, nil
 	}
-	result, reason = passOutcome(o), string(o.reason)
+	result, reason = passOutcome(v), string(v.Reason)
 	return rsp, nil
 }
 

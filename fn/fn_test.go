@@ -23,6 +23,7 @@ import (
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/yaml"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
@@ -169,7 +170,7 @@ func TestRunFunction(t *testing.T) {
 			required: map[string]*fnv1.Resources{"namespace": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"apps","labels":{"pod-security.kubernetes.io/enforce":"restricted"}}}`)}}}},
 			want: want{
 				composed:     composedOf(),
-				status:       `{"phase":"Failed"}`,
+				status:       `{"phase":"Pending"}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				requirements: map[string]*fnv1.ResourceSelector{"namespace": appsNamespace},
 				conditions:   stalledConditions("BuildNotAdmitted", observe.BuildNotAdmitted(testNS, map[string]string{observe.LabelEnforce: "restricted"})),
@@ -345,13 +346,13 @@ func TestRunFunction(t *testing.T) {
 		},
 		"InvalidSpecKeepsWhatRuns": {
 			reason: "A spec render refuses stalls the XR and keeps every composed resource as observed.",
-			xr:     lambdaXR(t, "source: {inline: {code: x}}\nruntime: {language: go, handler: handle}\n", `{"url":"http://hello.apps.example.com"}`),
+			xr:     lambdaXR(t, "source: {inline: {code: x}}\nruntime: {language: go, handler: handle}\n", `{"phase":"Ready","url":"http://hello.apps.example.com"}`),
 			observed: map[string]*fnv1.Resource{
 				"Service/hello": {Resource: runningSvc},
 			},
 			want: want{
 				composed:   composedOf(serviceRunning(testName, true, built.Image)),
-				status:     `{"phase":"Failed","url":"http://hello.apps.example.com"}`,
+				status:     `{"phase":"Ready","url":"http://hello.apps.example.com"}`,
 				ready:      fnv1.Ready_READY_FALSE,
 				conditions: stalledConditions("InvalidSpec", renderError(t, "handle")),
 				results:    []*fnv1.Result{warning("InvalidSpec", renderError(t, "handle"))},
@@ -395,7 +396,7 @@ func TestRunFunction(t *testing.T) {
 			required: map[string]*fnv1.Resources{"source-credentials": {}},
 			want: want{
 				composed:     composedOf(),
-				status:       `{"phase":"Failed"}`,
+				status:       `{"phase":"Pending"}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				conditions:   stalledConditions("SourceUnresolved", "the source credentials Secret git-creds does not exist in namespace apps"),
 				results:      []*fnv1.Result{warning("SourceUnresolved", "the source credentials Secret git-creds does not exist in namespace apps")},
@@ -424,7 +425,7 @@ func TestRunFunction(t *testing.T) {
 			sources: source.NewResolver(http.DefaultClient),
 			want: want{
 				composed:   composedOf(),
-				status:     `{"phase":"Failed"}`,
+				status:     `{"phase":"Pending"}`,
 				ready:      fnv1.Ready_READY_FALSE,
 				conditions: stalledConditions("SourceUnresolved", sshRefused),
 				results:    []*fnv1.Result{warning("SourceUnresolved", sshRefused)},
@@ -494,6 +495,19 @@ func TestRunFunction(t *testing.T) {
 				results:    []*fnv1.Result{warning("RevisionFailed", "Revision hello-00002: ExitCode1: Container failed with: boom; Revision hello-00001 still serves")},
 			},
 		},
+		"ManagedRouteFailed": {
+			reason:   "A managed resource whose route fails stalls the XR: Knative routes nothing new until the spec changes.",
+			input:    managedInput,
+			xr:       lambdaXR(t, helloSpec, ""),
+			observed: map[string]*fnv1.Resource{"LambdaFunction/hello": {Resource: mr(`{"atProvider":{"phase":"Failed"},"conditions":[{"type":"Ready","status":"False","reason":"RouteFailed","message":"RevisionMissing: Revision hello-00009 does not exist","lastTransitionTime":"2026-11-22T08:00:00Z"}]}`)}},
+			want: want{
+				composed:   composedOf(composedAs("LambdaFunction", testName, false)),
+				status:     `{"phase":"Failed"}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: stalledConditions("RouteFailed", "RevisionMissing: Revision hello-00009 does not exist"),
+				results:    []*fnv1.Result{warning("RouteFailed", "RevisionMissing: Revision hello-00009 does not exist")},
+			},
+		},
 		"ManagedSecretMissing": {
 			reason:   "A managed resource held for a Secret that does not exist stalls the XR: only a user can create it.",
 			input:    managedInput,
@@ -501,7 +515,7 @@ func TestRunFunction(t *testing.T) {
 			observed: map[string]*fnv1.Resource{"LambdaFunction/hello": {Resource: mr(`{"atProvider":{"phase":"Pending"},"conditions":[{"type":"Ready","status":"False","reason":"SecretMissing","message":"Secret regcred (image pull secret) does not exist in namespace apps","lastTransitionTime":"2026-11-22T08:00:00Z"}]}`)}},
 			want: want{
 				composed:   composedOf(composedAs("LambdaFunction", testName, false)),
-				status:     `{"phase":"Failed"}`,
+				status:     `{"phase":"Pending"}`,
 				ready:      fnv1.Ready_READY_FALSE,
 				conditions: stalledConditions("SecretMissing", "Secret regcred (image pull secret) does not exist in namespace apps"),
 				results:    []*fnv1.Result{warning("SecretMissing", "Secret regcred (image pull secret) does not exist in namespace apps")},
@@ -566,8 +580,8 @@ func stalledConditions(reason, msg string) []*fnv1.Condition {
 
 func readyConditions(msg string) []*fnv1.Condition {
 	return []*fnv1.Condition{
-		{Type: typeReconciling, Status: fnv1.Status_STATUS_CONDITION_FALSE, Reason: reasonAvailable, Message: ptr.To(msg), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()},
-		{Type: typeStalled, Status: fnv1.Status_STATUS_CONDITION_FALSE, Reason: reasonAvailable, Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()},
+		{Type: typeReconciling, Status: fnv1.Status_STATUS_CONDITION_FALSE, Reason: string(xpv2.ReasonAvailable), Message: ptr.To(msg), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()},
+		{Type: typeStalled, Status: fnv1.Status_STATUS_CONDITION_FALSE, Reason: string(xpv2.ReasonAvailable), Target: fnv1.Target_TARGET_COMPOSITE_AND_CLAIM.Enum()},
 	}
 }
 

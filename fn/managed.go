@@ -8,6 +8,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 )
 
 const (
@@ -15,16 +16,9 @@ const (
 	msgMRNotReady = "the managed resource is not Ready yet"
 )
 
-// stallReasons are the managed resource's Ready reasons that need a user.
-var stallReasons = map[xpv2.ConditionReason]bool{
-	v1alpha1.ReasonBuildFailed: true, v1alpha1.ReasonBuildNotAdmitted: true, v1alpha1.ReasonInvalid: true, v1alpha1.ReasonSourceUnresolved: true,
-	v1alpha1.ReasonSecretMissing: true, v1alpha1.ReasonBrokerMissing: true, v1alpha1.ReasonNameConflict: true,
-	v1alpha1.ReasonRevisionFailed: true, v1alpha1.ReasonEventingFailed: true,
-}
-
 // managed composes one LambdaFunction or LambdaAgent with the composite's
 // spec as its forProvider, and mirrors its observation and readiness.
-func (p *pass) managed(in *v1beta1.Input) (outcome, error) {
+func (p *pass) managed(in *v1beta1.Input) (observe.Verdict, error) {
 	meta := metav1.ObjectMeta{Namespace: p.xr.namespace, Name: p.xr.name}
 	spec := xpv2.ManagedResourceSpec{ProviderConfigReference: in.ProviderConfigRef}
 	var mr client.Object
@@ -45,35 +39,29 @@ func (p *pass) managed(in *v1beta1.Input) (outcome, error) {
 		}
 	}
 	if err := p.compose(mr); err != nil {
-		return outcome{}, err
+		return observe.Verdict{}, err
 	}
 	ob, ok := p.observed[nameOf(mr)]
 	if !ok {
-		return progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgMRCreating), nil
+		return p.held(v1alpha1.ReasonWaiting, msgMRCreating), nil
 	}
 	if at := structAt(ob, "status", "atProvider"); at != nil {
 		p.status = at
 	}
-	phase := stringAt(ob, "status", "atProvider", "phase")
+	// The managed resource's verdict, as its phase and Ready condition say.
 	c := condition(ob, string(xpv2.TypeReady))
-	reason := xpv2.ConditionReason(stringAt(c, "reason"))
 	switch {
 	case c == nil:
-		return progressing(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, msgMRCreating), nil
+		return p.held(v1alpha1.ReasonWaiting, msgMRCreating), nil
 	case stringAt(c, "status") == "True":
 		if lr := condition(ob, string(v1alpha1.TypeLatestRevisionReady)); stringAt(lr, "status") == "False" {
-			return failingWhileServing(stringAt(lr, "message")), nil
+			return observe.ServingWhileFailing(stringAt(lr, "message")), nil
 		}
-		return ready(stringAt(ob, "status", "atProvider", "url")), nil
-	case stallReasons[reason]:
-		return stalled(reason, stringAt(c, "message")), nil
+		return observe.Serving(stringAt(ob, "status", "atProvider", "url")), nil
 	}
 	msg := stringAt(c, "message")
 	if msg == "" {
 		msg = msgMRNotReady
 	}
-	if phase == "" {
-		phase = string(v1alpha1.PhasePending)
-	}
-	return progressing(v1alpha1.Phase(phase), reason, msg), nil
+	return observe.Held(v1alpha1.Phase(stringAt(ob, "status", "atProvider", "phase")), xpv2.ConditionReason(stringAt(c, "reason")), msg), nil
 }

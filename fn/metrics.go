@@ -7,6 +7,7 @@ import (
 
 	platformv1alpha1 "github.com/knative-lambda/provider-knative-lambda/apis/platform/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 )
 
 // Outcomes of a pass, the values of the outcome label: the composite's
@@ -59,8 +60,8 @@ func recordPass(kind string, mode v1beta1.Mode, outcome, reason string, took tim
 }
 
 // passOutcome is the outcome label of a pass's outcome.
-func passOutcome(o outcome) string {
-	switch o.progress {
+func passOutcome(v observe.Verdict) string {
+	switch progressOf(v) {
 	case done:
 		return passReady
 	case stuck:

@@ -10,7 +10,8 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/crossplane/function-sdk-go/resource"
 
-	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
 const (
@@ -70,7 +71,7 @@ func newPass(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (*pass
 // name. A build Job is named for its build identity, so a new build is a new
 // resource and Crossplane removes the one it replaces.
 func nameOf(o client.Object) resource.Name {
-	return resource.Name(o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName())
+	return resource.Name(render.Key(o))
 }
 
 // compose makes rendered objects desired, each ready when its observed twin
@@ -189,7 +190,7 @@ func (p *pass) setStatus(obs any) error {
 // finish writes the pass into the response: desired composed resources,
 // requirements, the composite's status and readiness, and its Reconciling
 // and Stalled conditions.
-func (p *pass) finish(o outcome) error {
+func (p *pass) finish(v observe.Verdict) error {
 	generation, err := p.generation()
 	if err != nil {
 		return err
@@ -210,16 +211,16 @@ func (p *pass) finish(o outcome) error {
 		status = map[string]*structpb.Value{}
 	}
 	maps.Copy(status, p.status.GetFields())
-	status["phase"] = structpb.NewStringValue(string(o.phase))
+	status["phase"] = structpb.NewStringValue(string(v.Phase))
 	if generation > 0 {
 		status["observedGeneration"] = structpb.NewNumberValue(float64(generation))
 	}
 	fields["status"] = structpb.NewStructValue(&structpb.Struct{Fields: status})
 	ready := fnv1.Ready_READY_FALSE
-	if o.phase == v1alpha1.PhaseReady {
+	if v.Ready {
 		ready = fnv1.Ready_READY_TRUE
 	}
 	p.rsp.Desired.Composite = &fnv1.Resource{Resource: &structpb.Struct{Fields: fields}, ConnectionDetails: dxr.GetConnectionDetails(), Ready: ready}
-	o.conditions(p.rsp)
+	conditions(p.rsp, v)
 	return nil
 }

@@ -66,7 +66,10 @@ func TestPrivateRegistryComposed(t *testing.T) {
 
 	built := run(
 		map[string]*fnv1.Resource{"Job/" + job.Name: {Resource: jobWithStatus(t, job, finished(batchv1.JobComplete))}},
-		map[string]*fnv1.Resources{"broker-events": {}, "build-pods": {Items: []*fnv1.Resource{{Resource: podTerminated(t, job.Name, 0, testDigest)}}}},
+		map[string]*fnv1.Resources{
+			"broker-events": {}, "build-pods": {Items: []*fnv1.Resource{{Resource: podTerminated(t, job.Name, 0, testDigest)}}},
+			"secret-registry-pull": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"registry-pull","namespace":"apps"}}`)}}},
+		},
 	)
 	svc, ok := built["Service/"+testName]
 	if !ok {

@@ -36,6 +36,20 @@ const (
 	ReasonForwardRefused    xpv2.ConditionReason = "ForwardRefused"
 )
 
+// NeedsUser says whether a workload whose Ready condition has this reason
+// waits for a user: nothing changes until its spec, its source or an object
+// it refers to does. Every other reason passes with time: a build, Knative,
+// a server that may answer again.
+func NeedsUser(r xpv2.ConditionReason) bool {
+	switch r {
+	case ReasonBuildFailed, ReasonBuildNotAdmitted, ReasonInvalid, ReasonSourceUnresolved,
+		ReasonSecretMissing, ReasonBrokerMissing, ReasonNameConflict,
+		ReasonRevisionFailed, ReasonEventingFailed, ReasonRouteFailed, ReasonForwardRefused:
+		return true
+	}
+	return false
+}
+
 // TypeLatestRevisionReady is the condition that says whether the latest
 // Revision Knative created serves. A workload gets it once a Revision has
 // failed: while an older Revision still serves, the workload stays Ready and

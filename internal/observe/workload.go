@@ -11,7 +11,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
-	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
 // A ServiceState is what Knative reports of a Service and of its latest
@@ -44,12 +43,18 @@ type ServiceState struct {
 	Traffic []v1alpha1.TrafficObservation
 }
 
-// Service reads a Knative Service and, when the caller has it, its latest
-// created Revision, whose Ready condition carries the kubelet's reason
-// (ExitCode1, ImagePullBackOff); the Service's conditions only repeat its
-// message. Conditions of a generation Knative has not observed yet say
-// nothing about the current spec.
+// msgNoService says a workload's Knative Service is not there.
+const msgNoService = "the Knative Service does not exist yet"
+
+// Service reads a Knative Service, nil when it does not exist, and, when the
+// caller has it, its latest created Revision, whose Ready condition carries
+// the kubelet's reason (ExitCode1, ImagePullBackOff); the Service's
+// conditions only repeat its message. Conditions of a generation Knative has
+// not observed yet say nothing about the current spec.
 func Service(svc *servingv1.Service, latest *servingv1.Revision) ServiceState {
+	if svc == nil {
+		return ServiceState{Message: msgNoService}
+	}
 	st := svc.Status
 	s := ServiceState{
 		LatestReadyRevision: st.LatestReadyRevisionName, LatestCreatedRevision: st.LatestCreatedRevisionName,
@@ -96,6 +101,15 @@ func traffic(in []servingv1.TrafficTarget) []v1alpha1.TrafficObservation {
 		out = append(out, o)
 	}
 	return out
+}
+
+// Record writes what Knative reports of the Service into a workload's
+// observation.
+func (s ServiceState) Record(at *v1alpha1.WorkloadObservation) {
+	at.URL, at.LatestReadyRevision, at.Traffic, at.FailedRevision = s.URL, s.LatestReadyRevision, s.Traffic, ""
+	if s.Failed {
+		at.FailedRevision = s.LatestCreatedRevision
+	}
 }
 
 // Failure says which Revision fails and why, and which still serves; it is
@@ -190,23 +204,4 @@ func BrokerAddress(b *eventingv1.Broker) string {
 		return ""
 	}
 	return b.Status.Address.URL.String()
-}
-
-// Eventing names a workload's Broker, Triggers and PingSources.
-func Eventing(objs *render.Objects) *v1alpha1.EventingObservation {
-	if objs.Broker == nil && len(objs.Triggers) == 0 && len(objs.Schedules) == 0 {
-		return nil
-	}
-	e := &v1alpha1.EventingObservation{}
-	if objs.Broker != nil {
-		e.Broker = objs.Broker.Name
-	}
-	for _, t := range objs.Triggers {
-		e.Broker = t.Spec.Broker
-		e.Triggers = append(e.Triggers, t.Name)
-	}
-	for _, p := range objs.Schedules {
-		e.Schedules = append(e.Schedules, p.Name)
-	}
-	return e
 }

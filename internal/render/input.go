@@ -270,6 +270,35 @@ func (o *Objects) Eventing() []client.Object {
 	return o.appendDeliveries(all)
 }
 
+// ListenedBroker is the Broker the workload's Triggers listen on when it
+// does not create it; empty when it does, or has no Triggers.
+func (o *Objects) ListenedBroker() string {
+	if o.Broker != nil || len(o.Triggers) == 0 {
+		return ""
+	}
+	return o.Triggers[0].Spec.Broker
+}
+
+// EventingObservation names the workload's Broker, Triggers and
+// PingSources, as its status reports them.
+func (o *Objects) EventingObservation() *v1alpha1.EventingObservation {
+	if o.Broker == nil && len(o.Triggers) == 0 && len(o.Schedules) == 0 {
+		return nil
+	}
+	e := &v1alpha1.EventingObservation{}
+	if o.Broker != nil {
+		e.Broker = o.Broker.Name
+	}
+	for _, t := range o.Triggers {
+		e.Broker = t.Spec.Broker
+		e.Triggers = append(e.Triggers, t.Name)
+	}
+	for _, p := range o.Schedules {
+		e.Schedules = append(e.Schedules, p.Name)
+	}
+	return e
+}
+
 // All returns the wanted objects in the order they are applied.
 func (o *Objects) All() []client.Object {
 	all := append(o.Build(), o.Brokers()...)

@@ -5,8 +5,18 @@ import (
 	"encoding/hex"
 	"strings"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )
+
+// Key names a rendered object among a workload's: its kind and name. The
+// provider finds an object's live copy by it, and the function names the
+// composed resource with it. A build Job is named for its build identity, so
+// a new build has a new key.
+func Key(o client.Object) string {
+	return o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName()
+}
 
 // Labels render puts on every object, so a resource's objects can be listed
 // and told apart from anything else in the namespace.

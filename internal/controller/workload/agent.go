@@ -40,28 +40,19 @@ func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (ma
 		return managed.ExternalObservation{}, err
 	}
 	objs, err := render.Agent(render.AgentInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults, Observed: observed})
+	at := &mg.Status.AtProvider
 	if err != nil {
-		mg.SetConditions(notReady(mg, v1alpha1.ReasonInvalid, err.Error()))
+		judge(mg, at, observe.Held(at.Phase, v1alpha1.ReasonInvalid, err.Error()))
 		return managed.ExternalObservation{}, errors.Wrap(err, errRender)
 	}
 	if msg, err := c.unserved(objs); err != nil || msg != "" {
-		return held(mg, v1alpha1.ReasonBrokerMissing, msg, err)
+		return held(mg, at, v1alpha1.ReasonBrokerMissing, msg, err)
 	}
-	if reason, msg, err := c.unmet(ctx, objs); err != nil || msg != "" {
-		return held(mg, reason, msg, err)
-	}
+	was := at.Phase
 	c.desired = objs.All()
-	st, err := c.observe(ctx, c.desired)
-	if err != nil {
-		return managed.ExternalObservation{}, err
-	}
-	if len(st.conflicts) > 0 {
-		return nameConflict(mg, st)
-	}
-	was := mg.Status.AtProvider.Phase
-	obs := c.deployed(mg, &mg.Status.AtProvider, objs, st)
-	readyTransition(c.record, mg, was, mg.Status.AtProvider.Phase, mg.Status.AtProvider.URL)
-	return obs, nil
+	obs, err := c.deploy(ctx, mg, at, objs)
+	readyTransition(c.record, mg, was, at.Phase, at.URL)
+	return obs, err
 }
 
 // addresses reads the address of every Broker the agent sends events to:

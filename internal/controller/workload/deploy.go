@@ -124,10 +124,6 @@ type liveState struct {
 	failedRevision *servingv1.Revision
 }
 
-func key(o client.Object) string {
-	return o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName()
-}
-
 // observe reads the resource's objects, found by its labels, and compares the
 // desired ones with them on the fields render sets.
 func (d deployer) observe(ctx context.Context, desired []client.Object) (liveState, error) {
@@ -162,7 +158,7 @@ func (d deployer) observe(ctx context.Context, desired []client.Object) (liveSta
 			return st, err
 		}
 		if live != nil {
-			st.live[key(o)] = live
+			st.live[render.Key(o)] = live
 		}
 		if live == nil {
 			conflict, err := d.foreign(ctx, o)
@@ -172,19 +168,19 @@ func (d deployer) observe(ctx context.Context, desired []client.Object) (liveSta
 			if conflict != "" {
 				st.conflicts = append(st.conflicts, conflict)
 			}
-			st.differences = append(st.differences, key(o)+": missing")
+			st.differences = append(st.differences, render.Key(o)+": missing")
 			continue
 		}
 		if msg := notOurs(o, live); msg != "" {
 			st.conflicts = append(st.conflicts, msg)
 		}
 		if m := diff.Missing(applied(o), live); len(m) > 0 {
-			st.differences = append(st.differences, key(o)+": "+m[0])
+			st.differences = append(st.differences, render.Key(o)+": "+m[0])
 		}
 	}
 	want := map[string]bool{}
 	for _, o := range desired {
-		want[key(o)] = true
+		want[render.Key(o)] = true
 	}
 	for k, o := range st.objects {
 		if !want[k] && !o.build {
@@ -225,7 +221,7 @@ func (d deployer) revision(ctx context.Context, st *liveState) error {
 // live finds the live copy of a desired object: one of the resource's own,
 // or the shared object of the namespace it names.
 func (d deployer) live(ctx context.Context, o client.Object, st liveState) (client.Object, error) {
-	if l, ok := st.objects[key(o)]; ok {
+	if l, ok := st.objects[render.Key(o)]; ok {
 		return l.obj, nil
 	}
 	if !shared(o) {
@@ -233,7 +229,7 @@ func (d deployer) live(ctx context.Context, o client.Object, st liveState) (clie
 	}
 	l := observe.Blank(o)
 	if err := d.kube.Get(ctx, client.ObjectKeyFromObject(o), l); err != nil {
-		return nil, errors.Wrapf(client.IgnoreNotFound(err), errFmtGet, key(o))
+		return nil, errors.Wrapf(client.IgnoreNotFound(err), errFmtGet, render.Key(o))
 	}
 	return l, nil
 }
@@ -269,7 +265,7 @@ func (d deployer) fresh(ctx context.Context, o client.Object) (client.Object, er
 		return nil, nil
 	}
 	if err != nil {
-		return nil, errors.Wrapf(err, errFmtGet, key(o))
+		return nil, errors.Wrapf(err, errFmtGet, render.Key(o))
 	}
 	return live, nil
 }
@@ -304,8 +300,8 @@ func (d deployer) deleting(ctx context.Context) (managed.ExternalObservation, er
 
 // nameConflict is the observation of a resource some of whose objects' names
 // are taken: nothing is applied, and it is not Ready, saying which.
-func nameConflict(mg resource.Managed, st liveState) (managed.ExternalObservation, error) {
-	return held(mg, v1alpha1.ReasonNameConflict, strings.Join(st.conflicts, "; ")+msgNotApplied, nil)
+func nameConflict(mg resource.Managed, at *v1alpha1.WorkloadObservation, st liveState) (managed.ExternalObservation, error) {
+	return held(mg, at, v1alpha1.ReasonNameConflict, strings.Join(st.conflicts, "; ")+msgNotApplied, nil)
 }
 
 // apply server-side applies the desired objects. With prune it also deletes
@@ -325,13 +321,13 @@ func (d deployer) apply(ctx context.Context, desired []client.Object, prune bool
 	}
 	want := map[string]bool{}
 	for _, o := range desired {
-		want[key(o)] = true
+		want[render.Key(o)] = true
 		u := &unstructured.Unstructured{Object: applied(o)}
 		if u.Object == nil {
-			return errors.Errorf(errFmtConvert, key(o))
+			return errors.Errorf(errFmtConvert, render.Key(o))
 		}
 		if err := d.kube.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(d.fieldManager()), client.ForceOwnership); err != nil {
-			return errors.Wrapf(err, errFmtApply, key(o))
+			return errors.Wrapf(err, errFmtApply, render.Key(o))
 		}
 	}
 	for k, o := range st.objects {
@@ -395,7 +391,7 @@ func (d deployer) remove(ctx context.Context, sharedObjs []client.Object) error 
 			continue
 		}
 		if err := d.kube.Delete(ctx, live); client.IgnoreNotFound(err) != nil {
-			return errors.Wrapf(err, errFmtDelete, key(o))
+			return errors.Wrapf(err, errFmtDelete, render.Key(o))
 		}
 	}
 	return nil

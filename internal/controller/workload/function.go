@@ -29,8 +29,6 @@ const (
 	errGetNamespace    = "cannot get the namespace of the build"
 	errBuildOutcome    = "cannot read the outcome of the build"
 	errFmtSourceSecret = "cannot read the source credentials Secret %s"
-	msgFmtBuilding     = "building %s in Job %s"
-	msgFmtBuildFails   = "build %s failed: %s"
 )
 
 // A functionClient acts on one LambdaFunction's objects in its target
@@ -51,7 +49,6 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 	if meta.WasDeleted(mg) {
 		return c.deleting(ctx)
 	}
-	spec := mg.Spec.ForProvider
 	at := &mg.Status.AtProvider
 	was := transitionState{phase: at.Phase, reason: mg.GetCondition(xpv2.TypeReady).Reason}
 	if at.Build != nil {
@@ -60,102 +57,115 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 	// cause is why this Observe found the build failed, if it did.
 	var cause string
 	defer func() { c.transitions(mg, was, cause) }()
-	in := render.FunctionInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults, Rebuild: mg.GetAnnotations()[v1alpha1.AnnotationRebuild]}
-	if b := at.Build; b != nil && b.Digest != "" {
-		in.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
-	}
-	if kind := sourceKind(spec.Source); kind != "" {
-		start := time.Now()
-		id, err := c.resolveSource(ctx, spec.Source)
-		sourceResolveDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
-		if err != nil {
-			// A missing Secret, ref or object needs a user; a server that
-			// does not answer may come back.
-			reason := v1alpha1.ReasonSourceUnreachable
-			if source.IsUnresolvable(err) || kerrors.IsNotFound(err) {
-				reason = v1alpha1.ReasonSourceUnresolved
-			}
-			sourceResolveErrors.WithLabelValues(kind, string(reason)).Inc()
-			mg.SetConditions(notReady(mg, reason, err.Error()))
-			return managed.ExternalObservation{}, err
-		}
-		in.Observed.SourceIdentity = id
+	in, err := c.input(ctx, mg)
+	if err != nil {
+		return managed.ExternalObservation{}, err
 	}
 	objs, err := render.Function(in)
 	if err != nil {
-		mg.SetConditions(notReady(mg, v1alpha1.ReasonInvalid, err.Error()))
+		judge(mg, &at.WorkloadObservation, observe.Held(at.Phase, v1alpha1.ReasonInvalid, err.Error()))
 		return managed.ExternalObservation{}, errors.Wrap(err, errRender)
 	}
 	if msg, err := c.unserved(objs); err != nil || msg != "" {
-		return held(mg, v1alpha1.ReasonBrokerMissing, msg, err)
+		return held(mg, &at.WorkloadObservation, v1alpha1.ReasonBrokerMissing, msg, err)
 	}
-
 	if objs.BuildJob != nil {
-		job := &batchv1.Job{}
-		err := c.kube.Get(ctx, client.ObjectKeyFromObject(objs.BuildJob), job)
-		if kerrors.IsNotFound(err) {
-			if msg, err := c.buildNotAdmitted(ctx); err != nil || msg != "" {
-				// Nothing to do until the namespace admits the build.
-				return held(mg, v1alpha1.ReasonBuildNotAdmitted, msg, err)
-			}
-			// This identity was never built: Create or Update starts its
-			// build, and the Service keeps its last image meanwhile.
-			c.desired = append(objs.Build(), objs.Brokers()...)
-			st, err := c.observe(ctx, c.desired)
-			if err != nil {
-				return managed.ExternalObservation{}, err
-			}
-			if len(st.conflicts) > 0 {
-				return nameConflict(mg, st)
-			}
-			at.Phase = v1alpha1.PhasePending
-			at.Build = &v1alpha1.BuildObservation{Identity: objs.BuildIdentity, JobName: objs.BuildJob.Name}
-			mg.SetConditions(notReady(mg, v1alpha1.ReasonBuilding, "starting build "+objs.BuildJob.Name))
-			return managed.ExternalObservation{ResourceExists: st.exists, ResourceUpToDate: false}, nil
+		var digest string
+		var obs managed.ExternalObservation
+		if digest, cause, obs, err = c.build(ctx, mg, objs); err != nil || digest == "" {
+			return obs, err
 		}
-		if err != nil {
-			return managed.ExternalObservation{}, errors.Wrap(err, errGetJob)
-		}
-		o, err := outcome(ctx, c.kube, job)
-		if err != nil {
-			return managed.ExternalObservation{}, errors.Wrap(err, errBuildOutcome)
-		}
-		at.Build = &v1alpha1.BuildObservation{
-			Identity: objs.BuildIdentity, JobName: job.Name,
-			StartedAt: job.Status.StartTime, CompletedAt: job.Status.CompletionTime,
-			Message: o.Message, Digest: o.Digest,
-		}
-		switch {
-		case o.Failed:
-			// Nothing is retried and nothing deployed changes until the
-			// code, runtime or build settings do.
-			cause = o.Cause
-			at.Phase = v1alpha1.PhaseFailed
-			mg.SetConditions(notReady(mg, v1alpha1.ReasonBuildFailed, fmt.Sprintf(msgFmtBuildFails, job.Name, o.Message)))
-			return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
-		case !o.Done:
-			at.Phase = v1alpha1.PhaseBuilding
-			mg.SetConditions(notReady(mg, v1alpha1.ReasonBuilding, fmt.Sprintf(msgFmtBuilding, objs.Image, job.Name)))
-			return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
-		}
-		in.Observed.Build = &render.Build{Identity: objs.BuildIdentity, Digest: o.Digest}
+		in.Observed.Build = &render.Build{Identity: objs.BuildIdentity, Digest: digest}
 		if objs, err = render.Function(in); err != nil {
 			return managed.ExternalObservation{}, errors.Wrap(err, errRender)
 		}
 	}
-
-	if reason, msg, err := c.unmet(ctx, objs); err != nil || msg != "" {
-		return held(mg, reason, msg, err)
-	}
 	c.desired, c.prune = objs.All(), true
+	return c.deploy(ctx, mg, &at.WorkloadObservation, objs)
+}
+
+// input is what render needs of the function: its spec, the provider
+// config's defaults, the build it last pushed and the identity of its
+// source. A source that cannot be resolved holds the function, saying why.
+func (c *functionClient) input(ctx context.Context, mg *v1alpha1.LambdaFunction) (render.FunctionInput, error) {
+	spec, at := mg.Spec.ForProvider, &mg.Status.AtProvider
+	in := render.FunctionInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults, Rebuild: mg.GetAnnotations()[v1alpha1.AnnotationRebuild]}
+	if b := at.Build; b != nil && b.Digest != "" {
+		in.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
+	}
+	kind := sourceKind(spec.Source)
+	if kind == "" {
+		return in, nil
+	}
+	start := time.Now()
+	id, err := c.resolveSource(ctx, spec.Source)
+	sourceResolveDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
+	if err != nil {
+		// A missing Secret, ref or object needs a user; a server that
+		// does not answer may come back.
+		reason := v1alpha1.ReasonSourceUnreachable
+		if source.IsUnresolvable(err) || kerrors.IsNotFound(err) {
+			reason = v1alpha1.ReasonSourceUnresolved
+		}
+		sourceResolveErrors.WithLabelValues(kind, string(reason)).Inc()
+		judge(mg, &at.WorkloadObservation, observe.Held(at.Phase, reason, err.Error()))
+		return in, err
+	}
+	in.Observed.SourceIdentity = id
+	return in, nil
+}
+
+// build follows the build of the rendered identity, and starts it when its
+// Job does not exist. Once the build has pushed its image it returns the
+// digest; until then, the observation Observe reports and, for a failed
+// build, which part failed.
+func (c *functionClient) build(ctx context.Context, mg *v1alpha1.LambdaFunction, objs *render.Objects) (digest, cause string, obs managed.ExternalObservation, err error) {
+	at := &mg.Status.AtProvider
+	job := &batchv1.Job{}
+	err = c.kube.Get(ctx, client.ObjectKeyFromObject(objs.BuildJob), job)
+	if kerrors.IsNotFound(err) {
+		obs, err = c.startBuild(ctx, mg, objs)
+		return "", "", obs, err
+	}
+	if err != nil {
+		return "", "", obs, errors.Wrap(err, errGetJob)
+	}
+	o, err := outcome(ctx, c.kube, job)
+	if err != nil {
+		return "", "", obs, errors.Wrap(err, errBuildOutcome)
+	}
+	at.Build = &v1alpha1.BuildObservation{
+		Identity: objs.BuildIdentity, JobName: job.Name,
+		StartedAt: job.Status.StartTime, CompletedAt: job.Status.CompletionTime,
+		Message: o.Message, Digest: o.Digest,
+	}
+	v, done := observe.Built(objs.Image, job.Name, o)
+	if done {
+		return o.Digest, "", obs, nil
+	}
+	judge(mg, &at.WorkloadObservation, v)
+	return "", o.Cause, managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+}
+
+// startBuild has Create or Update start the build of an identity never
+// built, once the namespace admits its pods. The Service keeps its last
+// image meanwhile.
+func (c *functionClient) startBuild(ctx context.Context, mg *v1alpha1.LambdaFunction, objs *render.Objects) (managed.ExternalObservation, error) {
+	at := &mg.Status.AtProvider
+	if msg, err := c.buildNotAdmitted(ctx); err != nil || msg != "" {
+		return held(mg, &at.WorkloadObservation, v1alpha1.ReasonBuildNotAdmitted, msg, err)
+	}
+	c.desired = append(objs.Build(), objs.Brokers()...)
 	st, err := c.observe(ctx, c.desired)
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
 	if len(st.conflicts) > 0 {
-		return nameConflict(mg, st)
+		return nameConflict(mg, &at.WorkloadObservation, st)
 	}
-	return c.deployed(mg, &at.WorkloadObservation, objs, st), nil
+	at.Build = &v1alpha1.BuildObservation{Identity: objs.BuildIdentity, JobName: objs.BuildJob.Name}
+	judge(mg, &at.WorkloadObservation, observe.BuildStarting(objs.BuildJob.Name))
+	return managed.ExternalObservation{ResourceExists: st.exists, ResourceUpToDate: false}, nil
 }
 
 // buildNotAdmitted says why the target namespace would refuse a build pod,
@@ -242,7 +252,7 @@ func (c *functionClient) transitions(mg *v1alpha1.LambdaFunction, was transition
 	}
 	if cause != "" && was.reason != v1alpha1.ReasonBuildFailed && b != nil {
 		recordBuild(outcomeFailed, runtimeOf(mg), cause, took(b))
-		c.record.Event(mg, event.Warning(reasonBuildFailed, errors.Errorf(msgFmtBuildFails, b.JobName, b.Message)))
+		c.record.Event(mg, event.Warning(reasonBuildFailed, errors.Errorf(observe.MsgFmtBuildFailed, b.JobName, b.Message)))
 	}
 	readyTransition(c.record, mg, was.phase, at.Phase, at.URL)
 }

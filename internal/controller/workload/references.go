@@ -3,7 +3,6 @@ package workload
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,53 +23,30 @@ import (
 const (
 	errFmtGetRefSecret = "cannot get Secret %s"
 	errFmtGetRefBroker = "cannot get Broker %s"
-	msgFmtNoSecret     = "Secret %s (%s) does not exist in namespace %s"
-	msgFmtNoKey        = "Secret %s (%s) in namespace %s has no key %q"
-	msgFmtNoBroker     = "Broker %s, which the Triggers listen on, does not exist in namespace %s: create it, or set eventing.broker.create to true"
 	msgFmtNoRabbitMQ   = "Broker %s is of class RabbitMQBroker, but the cluster serves no RabbitmqBrokerConfigs for it: install eventing-rabbitmq"
-	msgHeld            = "; nothing is deployed or changed until it does"
 	errFmtMapping      = "cannot tell whether the cluster serves %s"
 )
 
-// unmet says what a workload's objects refer to that the target namespace
-// lacks: a Secret its pods read, or the Broker its Triggers listen on when
-// the resource does not create it. Deploying without them would start pods
-// that cannot pull or start, or Triggers that deliver nothing, and an update
-// would replace a running revision with one that fails. Secrets are read one
-// by one and their values never leave this function.
-func (d deployer) unmet(ctx context.Context, objs *render.Objects) (xpv2.ConditionReason, string, error) {
-	var missing []string
-	if svc := objs.Service; svc != nil {
-		for _, ref := range observe.RequiredSecrets(svc.Spec.Template.Spec.PodSpec) {
+// unmet is the verdict on a workload whose objects refer to what the target
+// namespace lacks (observe.Unmet); held is false when nothing lacks. Secrets
+// are read one by one and their values never leave observe.Unmet.
+func (d deployer) unmet(ctx context.Context, was v1alpha1.Phase, objs *render.Objects) (v observe.Verdict, held bool, err error) {
+	return observe.Unmet(was, d.namespace, observe.ReferencesOf(objs.Service, objs.ListenedBroker()),
+		func(name string) (map[string][]byte, bool, error) {
 			s := &corev1.Secret{}
-			err := d.kube.Get(ctx, types.NamespacedName{Namespace: d.namespace, Name: ref.Name}, s)
-			switch {
-			case kerrors.IsNotFound(err):
-				missing = append(missing, fmt.Sprintf(msgFmtNoSecret, ref.Name, ref.Use, d.namespace))
-			case err != nil:
-				return "", "", errors.Wrapf(err, errFmtGetRefSecret, ref.Name)
-			case ref.Key != "":
-				if _, ok := s.Data[ref.Key]; !ok {
-					missing = append(missing, fmt.Sprintf(msgFmtNoKey, ref.Name, ref.Use, d.namespace, ref.Key))
-				}
+			err := d.kube.Get(ctx, types.NamespacedName{Namespace: d.namespace, Name: name}, s)
+			if kerrors.IsNotFound(err) {
+				return nil, false, nil
 			}
-		}
-	}
-	if len(missing) > 0 {
-		return v1alpha1.ReasonSecretMissing, strings.Join(missing, "; ") + msgHeld, nil
-	}
-	if objs.Broker != nil || len(objs.Triggers) == 0 {
-		return "", "", nil
-	}
-	name := objs.Triggers[0].Spec.Broker
-	err := d.kube.Get(ctx, types.NamespacedName{Namespace: d.namespace, Name: name}, &eventingv1.Broker{})
-	switch {
-	case kerrors.IsNotFound(err):
-		return v1alpha1.ReasonBrokerMissing, fmt.Sprintf(msgFmtNoBroker, name, d.namespace) + msgHeld, nil
-	case err != nil:
-		return "", "", errors.Wrapf(err, errFmtGetRefBroker, name)
-	}
-	return "", "", nil
+			return s.Data, err == nil, errors.Wrapf(err, errFmtGetRefSecret, name)
+		},
+		func(name string) (bool, error) {
+			err := d.kube.Get(ctx, types.NamespacedName{Namespace: d.namespace, Name: name}, &eventingv1.Broker{})
+			if kerrors.IsNotFound(err) {
+				return false, nil
+			}
+			return err == nil, errors.Wrapf(err, errFmtGetRefBroker, name)
+		})
 }
 
 // unserved says when a workload's Broker needs a kind the target cluster
@@ -86,7 +62,7 @@ func (d deployer) unserved(objs *render.Objects) (string, error) {
 	_, err := d.kube.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 	switch {
 	case apimeta.IsNoMatchError(err):
-		return fmt.Sprintf(msgFmtNoRabbitMQ, objs.Broker.Name) + msgHeld, nil
+		return fmt.Sprintf(msgFmtNoRabbitMQ, objs.Broker.Name) + observe.MsgHeld, nil
 	case err != nil:
 		return "", errors.Wrapf(err, errFmtMapping, gvk.Kind)
 	}
@@ -95,9 +71,9 @@ func (d deployer) unserved(objs *render.Objects) (string, error) {
 
 // held is the observation of a resource that waits for something a user
 // must fix: up to date, so nothing is applied, and not Ready, saying why.
-func held(mg resource.Managed, reason xpv2.ConditionReason, msg string, err error) (managed.ExternalObservation, error) {
+func held(mg resource.Managed, at *v1alpha1.WorkloadObservation, reason xpv2.ConditionReason, msg string, err error) (managed.ExternalObservation, error) {
 	if msg != "" {
-		mg.SetConditions(notReady(mg, reason, msg))
+		judge(mg, at, observe.Held(at.Phase, reason, msg))
 	}
 	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, err
 }

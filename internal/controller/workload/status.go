@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"strings"
 	"time"
 
@@ -58,52 +59,46 @@ func condition(mg resource.Managed, t xpv2.ConditionType, status corev1.Conditio
 	}
 }
 
+// judge sets a resource's phase and Ready condition as a verdict says.
+func judge(mg resource.Managed, at *v1alpha1.WorkloadObservation, v observe.Verdict) {
+	at.Phase = v.Phase
+	if v.Ready {
+		mg.SetConditions(xpv2.Available().WithObservedGeneration(mg.GetGeneration()))
+		return
+	}
+	mg.SetConditions(notReady(mg, v.Reason, v.Message))
+}
+
+// deploy compares what is deployed with objs, once nothing they refer to is
+// missing, and reports how far Knative has got.
+func (c connection) deploy(ctx context.Context, mg resource.Managed, at *v1alpha1.WorkloadObservation, objs *render.Objects) (managed.ExternalObservation, error) {
+	if v, ok, err := c.unmet(ctx, at.Phase, objs); err != nil || ok {
+		return held(mg, at, v.Reason, v.Message, err)
+	}
+	st, err := c.observe(ctx, objs.All())
+	if err != nil {
+		return managed.ExternalObservation{}, err
+	}
+	if len(st.conflicts) > 0 {
+		return nameConflict(mg, at, st)
+	}
+	return c.deployed(mg, at, objs, st), nil
+}
+
 // deployed compares a resource's deployed objects with the desired ones and
 // reports, in its status and conditions, how far Knative has got.
 func (c connection) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservation, objs *render.Objects, st liveState) managed.ExternalObservation {
-	at.Image = objs.Image
-	at.Eventing = observe.Eventing(objs)
-	svc := observe.ServiceState{Message: "the Knative Service does not exist yet"}
+	at.Image, at.Eventing = objs.Image, objs.EventingObservation()
+	var live *servingv1.Service
 	if l, ok := st.objects["Service/"+c.name]; ok {
-		svc = observe.Service(l.obj.(*servingv1.Service), st.failedRevision) //nolint:forcetypeassert // Listed as a Service.
+		live = l.obj.(*servingv1.Service) //nolint:forcetypeassert // Listed as a Service.
 	}
-	at.URL, at.LatestReadyRevision, at.Traffic = svc.URL, svc.LatestReadyRevision, svc.Traffic
-	failed := c.revisionFailure(mg, at, svc)
-	ev := observe.EventingReadiness(objs.Eventing(), func(o client.Object) client.Object { return st.live[key(o)] })
-	switch {
-	case !st.upToDate:
-		at.Phase = v1alpha1.PhaseDeploying
-		mg.SetConditions(notReady(mg, v1alpha1.ReasonDeploying, "applying: "+strings.Join(st.differences, "; ")))
-	case len(objs.Refused) > 0:
-		at.Phase = v1alpha1.PhaseFailed
-		mg.SetConditions(notReady(mg, v1alpha1.ReasonForwardRefused, strings.Join(objs.Refused, "; ")))
-	case len(objs.Pending) > 0:
-		at.Phase = v1alpha1.PhaseDeploying
-		mg.SetConditions(notReady(mg, v1alpha1.ReasonWaiting, strings.Join(objs.Pending, "; ")))
-	case svc.Failed && svc.Serving:
-		// The Revision before still serves: Ready stays with it, and
-		// LatestRevisionReady names the one that fails.
-		at.Phase = v1alpha1.PhaseReady
-		mg.SetConditions(xpv2.Available().WithObservedGeneration(mg.GetGeneration()))
-	case svc.Failed:
-		at.Phase = v1alpha1.PhaseFailed
-		mg.SetConditions(notReady(mg, v1alpha1.ReasonRevisionFailed, failed))
-	case svc.RouteFailed:
-		at.Phase = v1alpha1.PhaseFailed
-		mg.SetConditions(notReady(mg, v1alpha1.ReasonRouteFailed, svc.Message))
-	case !svc.Ready:
-		at.Phase = v1alpha1.PhaseDeploying
-		mg.SetConditions(notReady(mg, v1alpha1.ReasonDeploying, "waiting for the Knative Service to be Ready: "+svc.Message))
-	case ev.Failed:
-		at.Phase = v1alpha1.PhaseFailed
-		mg.SetConditions(notReady(mg, v1alpha1.ReasonEventingFailed, ev.Message))
-	case !ev.Ready:
-		at.Phase = v1alpha1.PhaseDeploying
-		mg.SetConditions(notReady(mg, v1alpha1.ReasonDeploying, observe.MsgWaitEventing+ev.Message))
-	default:
-		at.Phase = v1alpha1.PhaseReady
-		mg.SetConditions(xpv2.Available().WithObservedGeneration(mg.GetGeneration()))
-	}
+	svc := observe.Service(live, st.failedRevision)
+	c.revisionFailure(mg, at, svc)
+	judge(mg, at, observe.Deployed(observe.Deployment{
+		Unapplied: st.differences, Refused: objs.Refused, Pending: objs.Pending, Service: svc,
+		Eventing: observe.EventingReadiness(objs.Eventing(), func(o client.Object) client.Object { return st.live[render.Key(o)] }),
+	}))
 	// Only a resource that once had a failing Revision carries the
 	// condition; GetCondition of one never set has no reason.
 	if !svc.Failed && svc.Ready && mg.GetCondition(v1alpha1.TypeLatestRevisionReady).Reason != "" {
@@ -116,20 +111,18 @@ func (c connection) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservati
 	return obs
 }
 
-// revisionFailure records a failing latest Revision in the status, the
-// LatestRevisionReady condition and, when it is new, a warning event, and
-// returns what to say of it. It clears the record once no Revision fails.
-func (c connection) revisionFailure(mg resource.Managed, at *v1alpha1.WorkloadObservation, svc observe.ServiceState) string {
+// revisionFailure records what Knative reports of the Service in the status
+// and, for a failing latest Revision, the LatestRevisionReady condition and,
+// when it is new, a warning event.
+func (c connection) revisionFailure(mg resource.Managed, at *v1alpha1.WorkloadObservation, svc observe.ServiceState) {
 	was := at.FailedRevision
-	at.FailedRevision = ""
+	svc.Record(at)
 	if !svc.Failed {
-		return ""
+		return
 	}
-	at.FailedRevision = svc.LatestCreatedRevision
 	msg := svc.Failure()
 	mg.SetConditions(condition(mg, v1alpha1.TypeLatestRevisionReady, corev1.ConditionFalse, v1alpha1.ReasonRevisionFailed, msg))
 	if was != at.FailedRevision {
 		c.record.Event(mg, event.Warning(reasonRevisionFailed, errors.New(msg)))
 	}
-	return msg
 }

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"google.golang.org/protobuf/types/known/structpb"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"github.com/crossplane/function-sdk-go/response"
+
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+// The condition types kstatus, and so Flux, read to tell progress from
+// failure; Crossplane's Ready and Synced alone cannot.
+const (
+	typeReconciling = "Reconciling"
+	typeStalled     = "Stalled"
+)
+
+// A progress is how a composite resource moves on from a pass.
+type progress int
+
+const (
+	// working needs only time: a build, Knative, a retry.
+	working progress = iota
+	// done serves and needs nothing.
+	done
+	// stuck needs a user: nothing changes until the spec or the source does.
+	stuck
+)
+
+// progressOf is how a composite resource moves on from a verdict.
+func progressOf(v observe.Verdict) progress {
+	switch {
+	case v.NeedsUser():
+		return stuck
+	case v.Settled():
+		return done
+	}
+	return working
+}
+
+// conditions sets Reconciling and Stalled on the composite resource and its
+// claim, both every pass, so neither is ever left stale. A stalled verdict
+// is also a warning event.
+func conditions(rsp *fnv1.RunFunctionResponse, v observe.Verdict) {
+	reason := string(v.Reason)
+	switch progressOf(v) {
+	case done:
+		response.ConditionFalse(rsp, typeReconciling, reason).WithMessage(v.Message).TargetCompositeAndClaim()
+		response.ConditionFalse(rsp, typeStalled, reason).TargetCompositeAndClaim()
+	case stuck:
+		response.ConditionFalse(rsp, typeReconciling, reason).TargetCompositeAndClaim()
+		response.ConditionTrue(rsp, typeStalled, reason).WithMessage(v.Message).TargetCompositeAndClaim()
+		response.Warning(rsp, errors.New(v.Message)).WithReason(reason).TargetCompositeAndClaim()
+	case working:
+		response.ConditionTrue(rsp, typeReconciling, reason).WithMessage(v.Message).TargetCompositeAndClaim()
+		response.ConditionFalse(rsp, typeStalled, reason).TargetCompositeAndClaim()
+	}
+}
+
+// readiness is whether an observed composed resource is ready: a Job once
+// complete, a ConfigMap, NetworkPolicy or RabbitmqBrokerConfig (which have no
+// status) as soon as it exists, anything else (Knative objects, managed
+// resources) once its Ready condition is True.
+func readiness(s *structpb.Struct) fnv1.Ready {
+	want := "Ready"
+	switch stringAt(s, "kind") {
+	case "ConfigMap", "NetworkPolicy", render.RabbitMQBrokerConfigKind:
+		return fnv1.Ready_READY_TRUE
+	case "Job":
+		want = string(batchv1.JobComplete)
+	}
+	if c := condition(s, want); stringAt(c, "status") == string(corev1.ConditionTrue) {
+		return fnv1.Ready_READY_TRUE
+	}
+	return fnv1.Ready_READY_FALSE
+}
+
+// condition is an observed object's condition of a type; nil when it has
+// none.
+func condition(s *structpb.Struct, typ string) *structpb.Struct {
+	for _, c := range structAt(s, "status").GetFields()["conditions"].GetListValue().GetValues() {
+		if m := c.GetStructValue(); stringAt(m, "type") == typ {
+			return m
+		}
+	}
+	return nil
+}
