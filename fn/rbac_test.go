@@ -18,6 +18,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // TestCrossplaneClusterRole binds the shipped ClusterRole to a user on the
@@ -27,7 +28,7 @@ import (
 func TestCrossplaneClusterRole(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	kube := apiClient(t)
+	kube := testkit.Client(t, controlPlane.Config(t))
 	objs, err := manifest.Read(filepath.Join(repo, "package", "configuration", "rbac", "clusterrole.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,6 +26,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/internal/monitoring"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "write the golden files of TestCrossplaneRender")
@@ -84,7 +84,7 @@ func TestCrossplaneRender(t *testing.T) {
 		filepath.Join("testdata", "render", "required.yaml")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	kube := apiClient(t)
+	kube := testkit.Client(t, controlPlane.Config(t))
 	validateArgs := cliValidateArgs(ctx, t, dir)
 
 	examples, err := filepath.Glob(filepath.Join(repo, "examples", "platform", "*", "*.yaml"))
@@ -341,31 +341,13 @@ func validate(ctx context.Context, t *testing.T, kube client.Client, out []byte)
 			continue
 		}
 		u.SetOwnerReferences(nil)
-		ensureNamespace(ctx, t, kube, u.GetNamespace())
+		if ns := u.GetNamespace(); ns != "" {
+			testkit.Namespace(ctx, t, kube, ns, "")
+		}
 		if err := kube.Create(ctx, u, &client.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict}); err != nil {
 			t.Errorf("the API server refuses rendered %s %s/%s: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 		}
 	}
-}
-
-func ensureNamespace(ctx context.Context, t *testing.T, kube client.Client, name string) {
-	t.Helper()
-	if name == "" {
-		return
-	}
-	err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-	if client.IgnoreAlreadyExists(err) != nil {
-		t.Fatal(err)
-	}
-}
-
-func apiClient(t *testing.T) client.Client {
-	t.Helper()
-	c, err := client.New(controlPlane.Config(t), client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
 
 // TestConfigurationPackage creates every XRD and Composition of the
@@ -380,7 +362,7 @@ func TestConfigurationPackage(t *testing.T) {
 		t.Fatal(err)
 	}
 	kinds := map[string]int{}
-	kube := apiClient(t)
+	kube := testkit.Client(t, controlPlane.Config(t))
 	for _, o := range objs {
 		kinds[o.GetAPIVersion()+"/"+o.GetKind()]++
 		if o.GroupVersionKind().Group == "meta.pkg.crossplane.io" {
@@ -398,7 +380,7 @@ func TestConfigurationPackage(t *testing.T) {
 	if err := local.InstallCRDs(controlPlane.Config(t), inputs); err != nil {
 		t.Fatal(err)
 	}
-	ensureNamespace(ctx, t, kube, "inputs")
+	testkit.Namespace(ctx, t, kube, "inputs", "")
 	for _, o := range objs {
 		steps, _, _ := unstructured.NestedSlice(o.Object, "spec", "pipeline")
 		for _, st := range steps {

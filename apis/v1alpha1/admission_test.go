@@ -16,11 +16,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/knative-lambda/provider-knative-lambda/apis"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 var controlPlane local.Shared
@@ -31,31 +31,6 @@ func TestMain(m *testing.M) {
 
 // strict asks the API server to refuse unknown fields, as kubectl does.
 var strict = &client.CreateOptions{FieldValidation: metav1.FieldValidationStrict}
-
-func newClient(t *testing.T) client.Client {
-	t.Helper()
-	s := runtime.NewScheme()
-	if err := apis.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := corev1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(controlPlane.Config(t), client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func newNamespace(ctx context.Context, t *testing.T, c client.Client) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "admission-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
 
 // typedFor is the Go type the provider decodes a kind into.
 func typedFor(kind string) client.Object {
@@ -79,8 +54,8 @@ func typedFor(kind string) client.Object {
 func TestValidManifestsAreAdmitted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := newClient(t)
-	ns := newNamespace(ctx, t, c)
+	c := testkit.Client(t, controlPlane.Config(t))
+	ns := testkit.Namespace(ctx, t, c, "admission-", "")
 
 	var objs []*unstructured.Unstructured
 	for _, dir := range []string{"testdata/valid", "../../examples"} {
@@ -192,8 +167,8 @@ func readInvalid(t *testing.T, file string) invalidCase {
 func TestInvalidManifestsAreRejected(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := newClient(t)
-	ns := newNamespace(ctx, t, c)
+	c := testkit.Client(t, controlPlane.Config(t))
+	ns := testkit.Namespace(ctx, t, c, "admission-", "")
 
 	files, err := filepath.Glob("testdata/invalid/*.yaml")
 	if err != nil {

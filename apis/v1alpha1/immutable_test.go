@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // TestRabbitMQBrokerIsImmutable checks that the API server refuses, at
@@ -18,8 +19,8 @@ import (
 func TestRabbitMQBrokerIsImmutable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := newClient(t)
-	ns := newNamespace(ctx, t, c)
+	c := testkit.Client(t, controlPlane.Config(t))
+	ns := testkit.Namespace(ctx, t, c, "admission-", "")
 	cluster := v1alpha1.DNSSubdomain("orders-rabbitmq")
 
 	cases := map[string]struct {

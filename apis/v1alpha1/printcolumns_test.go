@@ -14,6 +14,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // TestPrintColumns reads LambdaFunctions and LambdaAgents as the API server
@@ -22,8 +23,8 @@ import (
 func TestPrintColumns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	c := newClient(t)
-	ns := newNamespace(ctx, t, c)
+	c := testkit.Client(t, controlPlane.Config(t))
+	ns := testkit.Namespace(ctx, t, c, "admission-", "")
 	tag := v1alpha1.ImageTag("v1")
 	fn := &v1alpha1.LambdaFunction{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "printed"},

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
-	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -36,7 +36,7 @@ type jobLedger struct {
 
 // watchJobs starts a ledger of namespace ns; it watches until ctx ends.
 func watchJobs(ctx context.Context, cfg *rest.Config, ns string) (*jobLedger, error) {
-	s, err := clients.ManagerScheme()
+	s, err := kinds.ManagerScheme()
 	if err != nil {
 		return nil, err
 	}

@@ -13,12 +13,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
-	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // root is the module's root, seen from this package.
@@ -107,27 +106,17 @@ func (p *provider) check() []string {
 // functionName is the name of the i-th function.
 func functionName(i int) string { return fmt.Sprintf("fn-%03d", i) }
 
-// newFunction is the i-th function: even ones build inline code, odd ones
-// deploy a prebuilt image; every third uses the namespace's shared Broker,
-// which the provider creates and removes with its last user.
 func newFunction(ns string, i int) *v1alpha1.LambdaFunction {
-	fn := &v1alpha1.LambdaFunction{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: functionName(i)},
-		Spec: v1alpha1.LambdaFunctionSpec{
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "default"}},
-		},
-	}
-	p := &fn.Spec.ForProvider
+	var fn *v1alpha1.LambdaFunction
 	if builds(i) {
-		lang := v1alpha1.LanguagePython
-		p.Runtime = &v1alpha1.Runtime{Language: &lang}
-		p.Source.Inline = &v1alpha1.InlineSource{Code: fmt.Sprintf("def handler(event, context):\n    return %d\n", i)}
+		fn = testkit.InlineFunction(ns, functionName(i), fmt.Sprintf("def handler(event, context):\n    return %d\n", i))
 	} else {
 		digest := v1alpha1.ImageDigest("sha256:" + strings.Repeat(fmt.Sprintf("%02x", i%256), 32))
-		p.Source.Image = &v1alpha1.ImageSource{Repository: "registry.local:5000/prebuilt/hello", Digest: &digest}
+		fn = testkit.ImageFunction(ns, functionName(i))
+		fn.Spec.ForProvider.Source.Image = &v1alpha1.ImageSource{Repository: "registry.local:5000/prebuilt/hello", Digest: &digest}
 	}
 	if i%3 == 0 {
-		p.Eventing = &v1alpha1.FunctionEventing{
+		fn.Spec.ForProvider.Eventing = &v1alpha1.FunctionEventing{
 			Broker:   &v1alpha1.Broker{Name: "default", Create: true},
 			Triggers: []v1alpha1.Trigger{{Name: "orders", Filters: v1alpha1.Filters{"type": "com.example.order"}}},
 		}
@@ -162,7 +151,7 @@ func newStage(ctx context.Context, t *testing.T, dir, ns string) (*local.Control
 		t.Fatal(err)
 	}
 	kubeconfig := cp.ForTest(t, dir)
-	sch, err := clients.ManagerScheme()
+	sch, err := kinds.ManagerScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

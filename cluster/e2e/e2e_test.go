@@ -300,18 +300,3 @@ func create(ctx context.Context, t *testing.T, kube client.Client, o client.Obje
 		t.Fatalf("cannot create %T %s: %v", o, o.GetName(), err)
 	}
 }
-
-func apiClient(t *testing.T, cp *local.ControlPlane) client.Client {
-	t.Helper()
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, servingv1.AddToScheme, eventingv1.AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := client.New(cp.Config, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}

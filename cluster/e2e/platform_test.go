@@ -22,6 +22,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // A platform is a local control plane with what a platform team installs
@@ -70,7 +71,7 @@ func startPlatform(ctx context.Context, t *testing.T, more ...local.CRDSource) *
 		t.Fatal(err)
 	}
 	kubeconfig := cp.ForTest(t, dir)
-	kube := apiClient(t, cp)
+	kube := testkit.Client(t, cp.Config)
 	// Its garbage collector finishes the (foreground) deletions Crossplane
 	// starts; the test plays every other controller.
 	gcLogs := &bytes.Buffer{}
@@ -162,5 +163,5 @@ func startPlatform(ctx context.Context, t *testing.T, more ...local.CRDSource) *
 		}
 		return ""
 	})
-	return &platform{cp: cp, kube: apiClient(t, cp), kubeconfig: kubeconfig, dir: dir}
+	return &platform{cp: cp, kube: testkit.Client(t, cp.Config), kubeconfig: kubeconfig, dir: dir}
 }

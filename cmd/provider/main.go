@@ -32,6 +32,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/workload"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
@@ -67,7 +68,7 @@ func main() {
 	cfg, err := ctrl.GetConfig()
 	kingpin.FatalIfError(err, "Cannot get the API server's REST config")
 
-	s, err := clients.ManagerScheme()
+	s, err := kinds.ManagerScheme()
 	kingpin.FatalIfError(err, "Cannot build the scheme")
 
 	leaseDuration, renewDeadline := 60*time.Second, 50*time.Second

@@ -23,7 +23,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/testca"
 	"github.com/knative-lambda/provider-knative-lambda/internal/cli"
-	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 )
 
 var update = flag.Bool("update", false, "Write the golden files instead of comparing with them.")
@@ -81,7 +81,7 @@ type scene struct {
 func newScene(ctx context.Context, t *testing.T) scene {
 	t.Helper()
 	cfg := controlPlane.Config(t)
-	s, err := clients.ManagerScheme()
+	s, err := kinds.ManagerScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/golden"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // t0 is when the played builds start.
@@ -25,18 +26,8 @@ const (
 	digest   = "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
 )
 
-// newFunction is an inline Python function named name in a namespace.
 func newFunction(ns, name string) *v1alpha1.LambdaFunction {
-	return &v1alpha1.LambdaFunction{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1alpha1.LambdaFunctionSpec{
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "default"}},
-			ForProvider: v1alpha1.LambdaFunctionParameters{
-				Source:  v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{Code: "def handler(event, context):\n    return event\n"}},
-				Runtime: &v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguagePython)},
-			},
-		},
-	}
+	return testkit.InlineFunction(ns, name, "def handler(event, context):\n    return event\n")
 }
 
 // condition is a condition as the provider writes it, at a time.

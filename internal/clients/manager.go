@@ -6,7 +6,6 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -14,25 +13,8 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
 
-	"github.com/knative-lambda/provider-knative-lambda/apis"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
-
-// ManagerScheme knows the provider's APIs, CRDs for the controller gate, and
-// every kind written to a target cluster: the manager's own client is the
-// client of the provider's cluster as a target.
-func ManagerScheme() (*runtime.Scheme, error) {
-	s, err := TargetScheme()
-	if err != nil {
-		return nil, err
-	}
-	for _, add := range []func(*runtime.Scheme) error{extv1.AddToScheme, apis.AddToScheme} {
-		if err := add(s); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
 
 // ManagerCacheOptions narrow the manager's cache as TargetCacheOptions do a
 // target's, and cache CRDs without their schemas, which the gate does not

@@ -4,16 +4,13 @@ import (
 	"context"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
-	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 )
 
 const (
@@ -21,17 +18,6 @@ const (
 	errHTTPClient     = "cannot make an HTTP client for the target cluster"
 	errReach          = "cannot reach the target cluster's API server"
 )
-
-// TargetScheme knows every kind the provider writes to a target cluster.
-func TargetScheme() (*runtime.Scheme, error) {
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, servingv1.AddToScheme, eventingv1.AddToScheme, sourcesv1.AddToScheme} {
-		if err := add(s); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
 
 // A Manager is the part of a controller manager target clients follow: its
 // request rate and its logger.
@@ -50,7 +36,7 @@ type Manager interface {
 // The informers of owned kinds are followed as FollowOwned says.
 func TargetClients(mgr Manager, owned Owned) NewClientFn {
 	return func(ctx context.Context, cfg *rest.Config) (Target, error) {
-		s, err := TargetScheme()
+		s, err := kinds.TargetScheme()
 		if err != nil {
 			return Target{}, err
 		}

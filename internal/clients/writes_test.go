@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 )
 
 func TestWritesSeen(t *testing.T) {
@@ -80,7 +82,7 @@ func TestWritesSeen(t *testing.T) {
 // TestWriteRecorder checks that each kind of write records the version the
 // server returned, and only for the kind written.
 func TestWriteRecorder(t *testing.T) {
-	s, err := ManagerScheme()
+	s, err := kinds.ManagerScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

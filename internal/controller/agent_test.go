@@ -8,7 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,20 +19,13 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 func newAgent(ns, name string, pc xpv2.ProviderConfigReference, eventing *v1alpha1.AgentEventing) *v1alpha1.LambdaAgent {
-	return &v1alpha1.LambdaAgent{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1alpha1.LambdaAgentSpec{
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: &pc},
-			ForProvider: v1alpha1.LambdaAgentParameters{
-				Image:    v1alpha1.AgentImage{Repository: "ghcr.io/acme/agent", Tag: ptr(v1alpha1.ImageTag("v1"))},
-				AI:       v1alpha1.AI{Provider: v1alpha1.AIProviderOllama, Endpoint: ptr(v1alpha1.HTTPURL("http://ollama.ai:11434")), Model: "llama3.2:3b"},
-				Eventing: eventing,
-			},
-		},
-	}
+	a := testkit.Agent(ns, name, pc)
+	a.Spec.ForProvider.Eventing = eventing
+	return a
 }
 
 // setBrokerAddress plays Knative Eventing: the Broker, which the scene's
@@ -119,7 +111,7 @@ func TestRemoteTarget(t *testing.T) {
 	rc := r.kube
 	p := startProvider(t, providerOptions{allowTargets: loopbackNet})
 	c := p.kube
-	ns := newNamespace(ctx, t, c, "remote")
+	ns := testkit.Namespace(ctx, t, c, "remote-", "")
 	agent := newAgent(ns, "edge-agent", r.target(ctx, t, c, ns, "edge"), nil)
 	if err := c.Create(ctx, agent); err != nil {
 		t.Fatal(err)
@@ -154,7 +146,7 @@ func TestForwardAcrossNamespaces(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, c, sales := newScene(ctx, t, "sales", keep)
-	support := newNamespace(ctx, t, c, "support")
+	support := testkit.Namespace(ctx, t, c, "support-", "")
 	newProviderConfig(ctx, t, c, support)
 	playEventing(ctx, c, support)
 	pc := xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "default"}

@@ -25,6 +25,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // TestEventingFailures plays Knative Eventing reporting a Trigger that
@@ -187,7 +188,7 @@ func TestRabbitMQBrokerConfig(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c := adminClient(t)
-	ns := newNamespace(ctx, t, c, "rabbitmq-config")
+	ns := testkit.Namespace(ctx, t, c, "rabbitmq-config-", "")
 	grantProvider(ctx, t, c, ns)
 	newProviderConfig(ctx, t, c, ns)
 	playEventing(ctx, c, ns)
@@ -276,7 +277,7 @@ func TestRabbitMQWithoutEventingRabbitMQ(t *testing.T) {
 	r := startRemote(ctx, t, render.RabbitMQBrokerConfigKind)
 	p := startProvider(t, providerOptions{allowTargets: loopbackNet})
 	c := p.kube
-	ns := newNamespace(ctx, t, c, "no-rabbitmq")
+	ns := testkit.Namespace(ctx, t, c, "no-rabbitmq-", "")
 	fn := newImageFunction(ns, "router")
 	fn.Spec.ProviderConfigReference = ptr(r.target(ctx, t, c, ns, "edge"))
 	fn.Spec.ForProvider.Eventing.Broker = &v1alpha1.Broker{Name: "orders", Create: true, Class: v1alpha1.BrokerClassRabbitMQ,

@@ -21,6 +21,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 const digestA = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
@@ -39,30 +40,24 @@ func jobs(ctx context.Context, t *testing.T, c client.Client, ns, name string) [
 	return l.Items
 }
 
+// newFunction is testkit's inline function, scaled to at most five
+// replicas, with the Broker "default" it creates and a Trigger on it.
 func newFunction(ns, name, code string) *v1alpha1.LambdaFunction {
-	return &v1alpha1.LambdaFunction{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: v1alpha1.LambdaFunctionSpec{
-			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "default"}},
-			ForProvider: v1alpha1.LambdaFunctionParameters{
-				Source:  v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{Code: code}},
-				Runtime: &v1alpha1.Runtime{Language: ptr(v1alpha1.LanguagePython)},
-				Scaling: &v1alpha1.Scaling{MaxReplicas: ptr[int32](5)},
-				Eventing: &v1alpha1.FunctionEventing{
-					Broker:   &v1alpha1.Broker{Name: "default", Create: true},
-					Triggers: []v1alpha1.Trigger{{Name: "orders", Filters: v1alpha1.Filters{"type": "com.example.order"}}},
-				},
-			},
-		},
-	}
+	return withEvents(testkit.InlineFunction(ns, name, code))
 }
 
-// newImageFunction is newFunction with a prebuilt image, ghcr.io/acme/<name>
-// at tag v1: nothing to build.
+// newImageFunction is newFunction with testkit's prebuilt image: nothing to
+// build.
 func newImageFunction(ns, name string) *v1alpha1.LambdaFunction {
-	fn := newFunction(ns, name, "")
-	fn.Spec.ForProvider.Source = v1alpha1.FunctionSource{Image: &v1alpha1.ImageSource{Repository: v1alpha1.ImageRepository("ghcr.io/acme/" + name), Tag: ptr[v1alpha1.ImageTag]("v1")}}
-	fn.Spec.ForProvider.Runtime = nil
+	return withEvents(testkit.ImageFunction(ns, name))
+}
+
+func withEvents(fn *v1alpha1.LambdaFunction) *v1alpha1.LambdaFunction {
+	fn.Spec.ForProvider.Scaling = &v1alpha1.Scaling{MaxReplicas: ptr[int32](5)}
+	fn.Spec.ForProvider.Eventing = &v1alpha1.FunctionEventing{
+		Broker:   &v1alpha1.Broker{Name: "default", Create: true},
+		Triggers: []v1alpha1.Trigger{{Name: "orders", Filters: v1alpha1.Filters{"type": "com.example.order"}}},
+	}
 	return fn
 }
 

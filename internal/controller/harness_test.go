@@ -12,7 +12,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
@@ -36,6 +35,8 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/workload"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 var controlPlane local.Shared
@@ -121,7 +122,7 @@ func startProvider(t testing.TB, po providerOptions) *provider {
 	t.Helper()
 	p := &provider{writes: &writeCounter{n: map[string]int{}}}
 	cfg := rest.CopyConfig(controlPlane.Config(t))
-	s, err := clients.ManagerScheme()
+	s, err := kinds.ManagerScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func startProvider(t testing.TB, po providerOptions) *provider {
 func newScene(ctx context.Context, t testing.TB, prefix string, change func(*dependencies)) (*provider, client.Client, string) {
 	t.Helper()
 	p := startProviderWith(t, change)
-	ns := newNamespace(ctx, t, p.kube, prefix)
+	ns := testkit.Namespace(ctx, t, p.kube, prefix+"-", "")
 	newProviderConfig(ctx, t, p.kube, ns)
 	p.eventing = playEventing(ctx, p.kube, ns)
 	return p, p.kube, ns
@@ -204,16 +205,6 @@ func playEventing(ctx context.Context, c client.Client, ns string) *playact.Even
 
 // keep leaves the provider's dependencies as they are.
 func keep(*dependencies) {}
-
-// newNamespace creates a namespace for one test.
-func newNamespace(ctx context.Context, t testing.TB, c client.Client, prefix string) string {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	return ns.Name
-}
 
 func ptr[T any](v T) *T { return &v }
 

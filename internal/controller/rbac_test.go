@@ -30,8 +30,9 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
-	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 const (
@@ -54,7 +55,7 @@ var providerIdentity = rest.ImpersonationConfig{
 // plane.
 func adminClient(t *testing.T) client.Client {
 	t.Helper()
-	s, err := clients.ManagerScheme()
+	s, err := kinds.ManagerScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,8 +114,8 @@ func TestProviderRBAC(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	admin := adminClient(t)
-	ns := newNamespace(ctx, t, admin, "rbac")
-	other := newNamespace(ctx, t, admin, "rbac-other")
+	ns := testkit.Namespace(ctx, t, admin, "rbac-", "")
+	other := testkit.Namespace(ctx, t, admin, "rbac-other-", "")
 	grantProvider(ctx, t, admin, ns)
 	newProviderConfig(ctx, t, admin, ns)
 
@@ -217,8 +218,8 @@ func TestProviderClusterRoleDenies(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	admin := adminClient(t)
-	ns := newNamespace(ctx, t, admin, "rbac-served")
-	other := newNamespace(ctx, t, admin, "rbac-unserved")
+	ns := testkit.Namespace(ctx, t, admin, "rbac-served-", "")
+	other := testkit.Namespace(ctx, t, admin, "rbac-unserved-", "")
 	grantProvider(ctx, t, admin, ns)
 
 	checkAccess(ctx, t, admin, []access{
@@ -262,7 +263,7 @@ func TestExampleRBAC(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	other := newNamespace(ctx, t, admin, "rbac-example")
+	other := testkit.Namespace(ctx, t, admin, "rbac-example-", "")
 	const leases = "leases"
 	checkAccess(ctx, t, admin, []access{
 		{reason: "A Secret of the namespace the example binds.", ns: "functions", resource: "secrets", verb: "get", allowed: true},

@@ -16,7 +16,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
-	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 )
 
 // loopbackNet is where the remote API servers of these tests listen, which
@@ -48,7 +48,7 @@ func startRemote(ctx context.Context, t *testing.T, leaveOut ...string) *remote 
 	if r.kubeconfig, err = os.ReadFile(cp.ForTest(t, t.TempDir())); err != nil { //nolint:gosec // The test's own file.
 		t.Fatal(err)
 	}
-	s, err := clients.TargetScheme()
+	s, err := kinds.TargetScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // TestKubeconfigRefused plays a team that may write ProviderConfigs and
@@ -87,7 +88,7 @@ current-context: target
 
 	p := startProviderWith(t, keep)
 	c := p.kube
-	ns := newNamespace(ctx, t, c, "kubeconfig")
+	ns := testkit.Namespace(ctx, t, c, "kubeconfig-", "")
 	for _, tc := range cases {
 		fn := newFunction(ns, tc.name, "def handler(event, context):\n    return event\n")
 		fn.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: tc.name}
@@ -253,8 +254,8 @@ func TestClusterProviderConfigSelectsNamespaces(t *testing.T) {
 	defer cancel()
 	p := startProviderWith(t, keep)
 	c := p.kube
-	tenant := newNamespace(ctx, t, c, "tenant")
-	other := newNamespace(ctx, t, c, "other")
+	tenant := testkit.Namespace(ctx, t, c, "tenant-", "")
+	other := testkit.Namespace(ctx, t, c, "other-", "")
 	ns := &corev1.Namespace{}
 	if err := c.Get(ctx, client.ObjectKey{Name: tenant}, ns); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // TestObjectsWakeTheirFunction checks that a function learns at once what
@@ -26,7 +27,7 @@ func TestObjectsWakeTheirFunction(t *testing.T) {
 	defer cancel()
 	p := startProvider(t, providerOptions{poll: time.Hour, change: func(d *dependencies) { d.BusyPoll = time.Hour }})
 	c := p.kube
-	ns := newNamespace(ctx, t, c, "wake")
+	ns := testkit.Namespace(ctx, t, c, "wake-", "")
 	newProviderConfig(ctx, t, c, ns)
 	// Brokers are shared by name and wake no one; this function has none.
 	fn := newFunction(ns, "hello", "def handler(event, context):\n    return {}\n")

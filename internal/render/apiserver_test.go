@@ -8,48 +8,16 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
-	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 var controlPlane local.Shared
 
 func TestMain(m *testing.M) {
 	os.Exit(controlPlane.Run(m))
-}
-
-func apiClient(t *testing.T) client.Client {
-	t.Helper()
-	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, servingv1.AddToScheme, eventingv1.AddToScheme, sourcesv1.AddToScheme} {
-		if err := add(s); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, err := client.New(controlPlane.Config(t), client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// namespace creates a namespace, enforcing a Pod Security level if one is
-// given.
-func namespace(ctx context.Context, t *testing.T, c client.Client, name, level string) {
-	t.Helper()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if level != "" {
-		ns.Labels = map[string]string{"pod-security.kubernetes.io/enforce": level}
-	}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
 }
 
 var dryRun = &client.CreateOptions{DryRun: []string{metav1.DryRunAll}, FieldValidation: metav1.FieldValidationStrict}
@@ -67,15 +35,15 @@ func podOf(namespace, name string, spec corev1.PodSpec) *corev1.Pod {
 func TestAPIServerAcceptsRendered(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c := apiClient(t)
-	namespace(ctx, t, c, "restricted", "restricted")
-	namespace(ctx, t, c, "baseline", "baseline")
+	c := testkit.Client(t, controlPlane.Config(t))
+	testkit.Namespace(ctx, t, c, "restricted", "restricted")
+	testkit.Namespace(ctx, t, c, "baseline", "baseline")
 	cases := goldenCases(t)
 	made := map[string]bool{}
 	for _, tc := range cases {
 		for _, obj := range tc.objects.All() {
 			if ns := obj.GetNamespace(); !made[ns] {
-				namespace(ctx, t, c, ns, "")
+				testkit.Namespace(ctx, t, c, ns, "")
 				made[ns] = true
 			}
 		}

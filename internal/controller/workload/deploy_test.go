@@ -9,7 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
-	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -35,7 +35,7 @@ func (c laggingCache) List(ctx context.Context, l client.ObjectList, opts ...cli
 // chaos run once found.
 func TestRemoveDeletesBrokerTheCacheHasNotSeen(t *testing.T) {
 	ctx := context.Background()
-	s, err := clients.TargetScheme()
+	s, err := kinds.TargetScheme()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
-	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 )
 
 func TestResourceCollector(t *testing.T) {
@@ -32,7 +32,7 @@ func TestResourceCollector(t *testing.T) {
 		fn("shop", "refunds", v1alpha1.PhaseDeploying, held),
 		agent,
 	}
-	s, err := clients.ManagerScheme()
+	s, err := kinds.ManagerScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
