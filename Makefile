@@ -27,7 +27,7 @@ export KUBEBUILDER_ASSETS := $(BIN)
 export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all build vet test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers bench clean
+.PHONY: all build vet linter lint test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers bench clean
 
 all: build vet
 
@@ -36,6 +36,14 @@ build:
 
 vet:
 	go vet ./...
+
+## linter: golangci-lint, built from cluster/lint once and cached.
+linter:
+	@$(GOBUILD) golangci-lint cluster/lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+## lint: golangci-lint with .golangci.yml over every package of the module.
+lint: linter
+	$(BIN)/golangci-lint run ./...
 
 ## controlplane: etcd and kube-apiserver, built from their Go modules once and cached.
 controlplane:

@@ -93,7 +93,7 @@ func BenchmarkRunFunction(b *testing.B) {
 // loopback, as Crossplane does: the request's and the response's protobuf
 // encoding is part of every call.
 func BenchmarkRunFunctionGRPC(b *testing.B) {
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	lis, err := (&net.ListenConfig{}).Listen(b.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}

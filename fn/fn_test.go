@@ -623,7 +623,7 @@ func summarise(t testing.TB, rsp *fnv1.RunFunctionResponse) map[string]composedS
 		s := composedSummary{Kind: u.GetKind(), Namespace: u.GetNamespace(), Name: u.GetName(), Ready: r.GetReady().String()}
 		if u.GetKind() == "Service" {
 			cs, _, _ := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
-			s.Image, _, _ = unstructured.NestedString(cs[0].(map[string]any), "image")
+			s.Image, _, _ = unstructured.NestedString(cs[0].(map[string]any), "image") //nolint:forcetypeassert // A container of a composed Service.
 		}
 		out[name] = s
 	}

@@ -38,7 +38,7 @@ func TestHealth(t *testing.T) {
 	}
 	for _, path := range states {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".yaml"), func(t *testing.T) {
-			b, err := os.ReadFile(path) //nolint:gosec // Test fixtures.
+			b, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -121,7 +121,7 @@ func composedKinds(t *testing.T) []schema.GroupKind {
 	seen := map[schema.GroupKind]bool{}
 	var out []schema.GroupKind
 	for _, f := range files {
-		b, err := os.ReadFile(f) //nolint:gosec // Golden files.
+		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}

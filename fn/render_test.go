@@ -220,7 +220,7 @@ func startFunction(ctx context.Context, t *testing.T, dir string) functionProces
 		_ = cmd.Wait()
 	})
 	for start := time.Now(); ; time.Sleep(50 * time.Millisecond) {
-		c, err := net.Dial("tcp", p.address)
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", p.address)
 		if err == nil {
 			_ = c.Close()
 			return p
@@ -238,7 +238,7 @@ func startFunction(ctx context.Context, t *testing.T, dir string) functionProces
 // Other manifests, such as namespaces, have none.
 func compositeOfExample(t *testing.T, path string) ([]byte, bool) {
 	t.Helper()
-	b, err := os.ReadFile(path) //nolint:gosec // Our examples.
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func concat(t *testing.T, paths ...string) []byte {
 	t.Helper()
 	var out []byte
 	for _, p := range paths {
-		b, err := os.ReadFile(p) //nolint:gosec // Test fixtures.
+		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}

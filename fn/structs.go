@@ -494,7 +494,7 @@ func (p *structParser) hex4(i int) (rune, bool) {
 		return 0, false
 	}
 	n, err := strconv.ParseUint(p.text[i:i+4], 16, 32)
-	return rune(n), err == nil
+	return rune(n), err == nil //nolint:gosec // Four hex digits: at most 0xFFFF.
 }
 
 func (p *structParser) literal(word string) bool {

@@ -133,7 +133,7 @@ type invalidCase struct {
 // '# want:' header lines.
 func readInvalid(t *testing.T, file string) invalidCase {
 	t.Helper()
-	f, err := os.Open(file) //nolint:gosec // A test data file.
+	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,8 +46,9 @@ func NeedsUser(r xpv2.ConditionReason) bool {
 		ReasonSecretMissing, ReasonBrokerMissing, ReasonNameConflict,
 		ReasonRevisionFailed, ReasonEventingFailed, ReasonRouteFailed, ReasonForwardRefused:
 		return true
+	default:
+		return false
 	}
-	return false
 }
 
 // TypeLatestRevisionReady is the condition that says whether the latest

@@ -52,7 +52,7 @@ func TestChaos(t *testing.T) {
 	ctrllog.SetLogger(logr.Discard())
 	s := *seed
 	if s == 0 {
-		s = uint64(time.Now().UnixNano()) //nolint:gosec // A clock reading, not a size.
+		s = uint64(time.Now().UnixNano())
 	}
 	rng := rand.New(rand.NewPCG(s, 0)) //nolint:gosec // A fault schedule, not a secret.
 	fig := &figures{seed: s, functions: *functions}

@@ -33,7 +33,7 @@ func TestEndlessSourceListing(t *testing.T) {
 	defer cancel()
 	ctrllog.SetLogger(logr.Discard())
 	addr := routableAddress(t)
-	l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", net.JoinHostPort(addr, "0"))
 	if err != nil {
 		t.Fatal(err)
 	}

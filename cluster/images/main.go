@@ -66,11 +66,11 @@ func main() {
 }
 
 func run(binary, bin, arch, tag, cas, out string) error {
-	b, err := os.ReadFile(binary) //nolint:gosec // The binary make built.
+	b, err := os.ReadFile(binary)
 	if err != nil {
 		return errors.Wrap(err, errReadBinary)
 	}
-	ca, err := os.ReadFile(cas) //nolint:gosec // The machine's CA bundle.
+	ca, err := os.ReadFile(cas)
 	if err != nil {
 		return errors.Wrap(err, errReadCAs)
 	}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -122,7 +123,9 @@ func Start(_ context.Context, o Options) (*ControlPlane, error) {
 	api := env.ControlPlane.GetAPIServer()
 	api.Path = filepath.Join(launchDir, BinaryKubeAPIServer)
 	api.CertDir = filepath.Join(dataDir, "apiserver")
-	api.SecurePort = o.Port
+	if o.Port != 0 {
+		api.Port = strconv.Itoa(o.Port)
+	}
 	if o.KubeletCAFile != "" {
 		api.Configure().Set("kubelet-certificate-authority", o.KubeletCAFile)
 	}
@@ -153,7 +156,7 @@ func (c *ControlPlane) WriteKubeconfig(path string) error {
 // with the same certificates, as a crash or an upgrade would.
 func (c *ControlPlane) RestartAPIServer() error {
 	api := c.env.ControlPlane.GetAPIServer()
-	return restart("kube-apiserver", api.SecureServing.ListenAddr.HostPort(), api.Stop, api.Start)
+	return restart("kube-apiserver", api.HostPort(), api.Stop, api.Start)
 }
 
 // RestartEtcd stops etcd and starts it again on the same data, while
@@ -170,7 +173,7 @@ func restart(name, addr string, stop, start func() error) error {
 	stopped := stop()
 	deadline := time.Now().Add(restartTimeout)
 	for {
-		l, err := net.Listen("tcp", addr)
+		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr)
 		if err == nil {
 			_ = l.Close()
 			break

@@ -129,12 +129,12 @@ func servesKind(l *metav1.APIResourceList, kind string) bool {
 // that says what is wrong, and leaves no process running.
 func TestStartRejectsBadInput(t *testing.T) {
 	bin := linkedBinaries(t)
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	taken, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer taken.Close() //nolint:errcheck // Closing a listener in a test.
-	takenPort := taken.Addr().(*net.TCPAddr).Port
+	defer taken.Close()                           //nolint:errcheck // Closing a listener in a test.
+	takenPort := taken.Addr().(*net.TCPAddr).Port //nolint:forcetypeassert // A TCP listener's address.
 
 	// A CRD the API server refuses fails Start after etcd and
 	// kube-apiserver are up, which is where leftovers would come from.
@@ -280,7 +280,7 @@ func TestNoOrphansWhenKilled(t *testing.T) {
 		t.Skip("setpriv (util-linux) is not installed, so the control plane cannot ask the kernel to end it with its parent")
 	}
 	bin := linkedBinaries(t)
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := exec.Command(os.Args[0], "-test.run=^$") //nolint:noctx // The test ends it, and watches what that does.
 	cmd.Env = append(os.Environ(), envOrphan+"="+bin)
 	out, err := cmd.StdoutPipe()
 	if err != nil {

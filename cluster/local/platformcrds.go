@@ -28,7 +28,7 @@ func PlatformCRDs(root string) ([]*extv1.CustomResourceDefinition, error) {
 	}
 	var crds []*extv1.CustomResourceDefinition
 	for _, f := range files {
-		b, err := os.ReadFile(f) //nolint:gosec // The package's own files.
+		b, err := os.ReadFile(f)
 		if err != nil {
 			return nil, errors.Wrapf(err, errFmtXRD, f)
 		}

@@ -1,6 +1,7 @@
 package local
 
 import (
+	"context"
 	"net"
 	"os"
 	"path/filepath"
@@ -59,7 +60,7 @@ func checkPort(port int) error {
 	if port < 1 || port > 65535 {
 		return errors.Errorf(errFmtBadPort, port)
 	}
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		return errors.Errorf(errFmtPortTaken, port, err)
 	}

@@ -100,7 +100,7 @@ func across(a, b []string) [][2]string {
 func requires(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	file := filepath.Join(dir, "go.mod")
-	data, err := os.ReadFile(file) //nolint:gosec // A file of this repository.
+	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func startPythonWrapper(t *testing.T, name, code string) string {
 		}
 	}
 	port := loopback.Port(t)
-	cmd := exec.Command("python3", filepath.Join(dir, "lambda_wrapper.py")) //nolint:gosec // The test's own wrapper.
+	cmd := exec.Command("python3", filepath.Join(dir, "lambda_wrapper.py")) //nolint:noctx // The test stops it.
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port), render.EnvHandler+"="+rt.Handler, "PYTHONPATH="+src, "K_SERVICE="+name)
 	logs := process.ForTest(t, "the wrapper", cmd)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)

@@ -65,16 +65,6 @@ func (w *workload) Kind() string      { return w.kind.gvk.Kind }
 func (w *workload) Name() string      { return w.object.GetName() }
 func (w *workload) Namespace() string { return w.object.GetNamespace() }
 
-// condition is the workload's condition of a type, or an Unknown one.
-func (w *workload) condition(t xpv2.ConditionType) xpv2.Condition {
-	for _, c := range w.conditions {
-		if c.Type == t {
-			return c
-		}
-	}
-	return xpv2.Condition{Type: t, Status: "Unknown"}
-}
-
 // find reads the workload a user names: NAME, looked up among every kind,
 // or KIND/NAME.
 func find(ctx context.Context, c client.Reader, namespace, arg string) (*workload, error) {

@@ -45,7 +45,7 @@ func startRemote(ctx context.Context, t *testing.T, leaveOut ...string) *remote 
 		t.Fatal(err)
 	}
 	r := &remote{config: cp}
-	if r.kubeconfig, err = os.ReadFile(cp.ForTest(t, t.TempDir())); err != nil { //nolint:gosec // The test's own file.
+	if r.kubeconfig, err = os.ReadFile(cp.ForTest(t, t.TempDir())); err != nil {
 		t.Fatal(err)
 	}
 	s, err := kinds.TargetScheme()

@@ -48,7 +48,7 @@ func startS3Server(t *testing.T) *s3Server {
 		t.Fatalf("no S3 server at %s: run `make testservers` to build it", bin)
 	}
 	addr := loopback.Address(t)
-	cmd := exec.Command(bin, "--port", addr, "--access", s3Access, "--secret", s3Secret, "posix", t.TempDir()) //nolint:gosec // The project's own test server.
+	cmd := exec.Command(bin, "--port", addr, "--access", s3Access, "--secret", s3Secret, "posix", t.TempDir()) //nolint:noctx // The test stops it.
 	process.ForTest(t, "versitygw", cmd)
 	c, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(s3Access, s3Secret, ""), BucketLookup: minio.BucketLookupPath})
 	if err != nil {

@@ -75,7 +75,7 @@ func TestQueueProxyExportsKitNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"/", "/fail"} {
-		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, p, nil))
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(t.Context(), http.MethodPost, p, nil))
 	}
 
 	url := "http://" + endpoint + "/metrics"

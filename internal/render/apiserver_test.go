@@ -51,7 +51,7 @@ func TestAPIServerAcceptsRendered(t *testing.T) {
 
 	for _, tc := range cases {
 		for _, obj := range tc.objects.All() {
-			if err := c.Create(ctx, obj.DeepCopyObject().(client.Object), dryRun); err != nil {
+			if err := c.Create(ctx, obj.DeepCopyObject().(client.Object), dryRun); err != nil { //nolint:forcetypeassert // A copy of an object is one.
 				t.Errorf("%s: the API server refuses %s %s: %v", tc.name, obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 			}
 		}

@@ -21,7 +21,7 @@ func goldenSpec(b *testing.B, name string) any {
 // BenchmarkFunction renders the LambdaFunction that sets every field, before
 // its build (ConfigMap and Job) and once built (Service, Broker, Triggers).
 func BenchmarkFunction(b *testing.B) {
-	spec := goldenSpec(b, "everything").(v1alpha1.LambdaFunctionParameters)
+	spec := goldenSpec(b, "everything").(v1alpha1.LambdaFunctionParameters) //nolint:forcetypeassert // The golden spec of a function.
 	in := FunctionInput{Namespace: "apps", Name: "everything", Spec: spec, Defaults: testDefaults, Observed: testObserved}
 	out, err := Function(in)
 	if err != nil {
@@ -43,7 +43,7 @@ func BenchmarkFunction(b *testing.B) {
 
 // BenchmarkAgent renders the LambdaAgent that sets every field.
 func BenchmarkAgent(b *testing.B) {
-	spec := goldenSpec(b, "triage").(v1alpha1.LambdaAgentParameters)
+	spec := goldenSpec(b, "triage").(v1alpha1.LambdaAgentParameters) //nolint:forcetypeassert // The golden spec of an agent.
 	in := AgentInput{Namespace: "apps", Name: "triage", Spec: spec, Observed: testObserved}
 	b.ReportAllocs()
 	for b.Loop() {

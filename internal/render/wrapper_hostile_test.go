@@ -238,7 +238,7 @@ func (x exchange) run(t *testing.T, w *runningWrapper) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := net.Dial("tcp", u.Host)
+	conn, err := (&net.Dialer{}).DialContext(t.Context(), "tcp", u.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func (x exchange) run(t *testing.T, w *runningWrapper) {
 // ended is whether a read error means the peer closed the connection.
 func ended(err error) bool {
 	var ne net.Error
-	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
+	return err != nil && (!errors.As(err, &ne) || !ne.Timeout())
 }
 
 // check says how a reply differs from what is wanted, or nothing.

@@ -160,7 +160,7 @@ func newWrapperProgram(t *testing.T, lang v1alpha1.Language, dependencies string
 		p.env = append(p.env, "LAMBDA_ROOT="+filepath.Join(dir, "src"))
 	case v1alpha1.LanguageGo:
 		bin := filepath.Join(t.TempDir(), "function")
-		build := exec.Command("sh", filepath.Join(dir, "lambda_build.sh"), filepath.Join(dir, "src"), filepath.Join(dir, "lambda_wrapper.go"), bin)
+		build := exec.CommandContext(t.Context(), "sh", filepath.Join(dir, "lambda_build.sh"), filepath.Join(dir, "src"), filepath.Join(dir, "lambda_wrapper.go"), bin)
 		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
 		if out, err := build.CombinedOutput(); err != nil {
 			t.Fatalf("lambda_build.sh: %v\n%s", err, out)
@@ -180,7 +180,7 @@ type runningWrapper struct {
 
 // command is the wrapper's process on port, with env added to its own.
 func (p wrapperProgram) command(port int, env ...string) (*exec.Cmd, *process.Output) {
-	cmd := exec.Command(p.argv[0], p.argv[1:]...) //nolint:gosec // The test's own wrapper.
+	cmd := exec.Command(p.argv[0], p.argv[1:]...) //nolint:noctx // The test stops it.
 	cmd.Env = append(append(append([]string(nil), p.env...), "PORT="+strconv.Itoa(port)), env...)
 	logs := &process.Output{}
 	cmd.Stdout, cmd.Stderr = logs, logs

@@ -172,5 +172,5 @@ func write(path string, obj map[string]any) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, append([]byte(header), b...), 0o600)
+	return os.WriteFile(path, append([]byte(header), b...), 0o600) //nolint:gosec // The file make generate names.
 }

@@ -5,7 +5,7 @@ package gitserver
 
 import (
 	"encoding/pem"
-	"net/http/cgi"
+	"net/http/cgi" //nolint:gosec // git-http-backend for tests on loopback; Go fixed Httpoxy in 1.6.3.
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -95,7 +95,7 @@ func (s *Server) Head(t testing.TB) string {
 
 func (s *Server) git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
+	cmd := exec.CommandContext(t.Context(), "git", args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=test", "GIT_AUTHOR_EMAIL=test@example.com", "GIT_COMMITTER_NAME=test", "GIT_COMMITTER_EMAIL=test@example.com")
 	out, err := cmd.CombinedOutput()

@@ -23,7 +23,7 @@ func Check(t testing.TB, path string, got []byte, update bool) {
 		}
 		return
 	}
-	want, err := os.ReadFile(path) //nolint:gosec // A golden file of the test.
+	want, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("%v: run the test with -update to write it", err)
 	}

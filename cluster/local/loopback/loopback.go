@@ -3,13 +3,14 @@
 package loopback
 
 import (
+	"context"
 	"net"
 	"testing"
 )
 
 // Free is a loopback address nothing listens on, for a server started next.
 func Free() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}

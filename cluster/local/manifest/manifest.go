@@ -37,7 +37,7 @@ func Read(path string) ([]*unstructured.Unstructured, error) {
 	}
 	var objs []*unstructured.Unstructured
 	for _, f := range files {
-		b, err := os.ReadFile(f) //nolint:gosec // Reading the manifests named is the point.
+		b, err := os.ReadFile(f)
 		if err != nil {
 			return nil, errors.Wrapf(err, errFmtReadManifest, f)
 		}

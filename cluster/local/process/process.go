@@ -57,7 +57,7 @@ type Options struct {
 
 // Start starts the binary bin with args.
 func Start(name, bin string, o Options, args ...string) (*Process, error) {
-	cmd := exec.Command(bin, args...) //nolint:gosec // Binaries this module built.
+	cmd := exec.Command(bin, args...) //nolint:noctx // Stop and Kill end it, not a context.
 	cmd.Env = append(os.Environ(), o.Env...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if o.Out != nil {
@@ -76,10 +76,10 @@ func Start(name, bin string, o Options, args ...string) (*Process, error) {
 func (p *Process) Stop() {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-p.Exited:
+	case <-p.Exited: //nolint:errcheck // Asked to stop: how it exited says nothing.
 	case <-time.After(stopGrace):
 		_ = p.cmd.Process.Kill()
-		<-p.Exited
+		<-p.Exited //nolint:errcheck // Killed: how it exited says nothing.
 	}
 }
 
@@ -89,7 +89,7 @@ func (p *Process) Kill() error {
 	if err := p.cmd.Process.Kill(); err != nil {
 		return err
 	}
-	<-p.Exited
+	<-p.Exited //nolint:errcheck // Killed: how it exited says nothing.
 	return nil
 }
 

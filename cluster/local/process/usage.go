@@ -33,7 +33,7 @@ type Usage struct {
 func ReadUsage(pid int) (Usage, error) {
 	var u Usage
 	status := fmt.Sprintf("/proc/%d/status", pid)
-	b, err := os.ReadFile(status) //nolint:gosec // A path of /proc.
+	b, err := os.ReadFile(status)
 	if err != nil {
 		return u, errors.Wrapf(err, errFmtRead, status)
 	}
@@ -50,7 +50,7 @@ func ReadUsage(pid int) (Usage, error) {
 		}
 	}
 	stat := fmt.Sprintf("/proc/%d/stat", pid)
-	b, err = os.ReadFile(stat) //nolint:gosec // A path of /proc.
+	b, err = os.ReadFile(stat)
 	if err != nil {
 		return u, errors.Wrapf(err, errFmtRead, stat)
 	}

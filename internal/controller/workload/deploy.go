@@ -408,7 +408,7 @@ func (d deployer) brokerInUse(ctx context.Context, broker string) (bool, error) 
 		return false, errors.Wrapf(err, errFmtList, "Trigger")
 	}
 	for _, t := range l.Items {
-		if t.Spec.Broker == broker && t.DeletionTimestamp == nil && !(t.Labels[render.LabelKind] == d.kind && t.Labels[render.LabelResource] == d.name) {
+		if t.Spec.Broker == broker && t.DeletionTimestamp == nil && (t.Labels[render.LabelKind] != d.kind || t.Labels[render.LabelResource] != d.name) {
 			return true, nil
 		}
 	}

@@ -175,7 +175,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 // Setup adds a controller that reconciles one kind of managed resource.
 func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, deps Dependencies, k Kind[T]) error {
 	name := managed.ControllerName(k.GVK.GroupKind().String())
-	record := event.NewAPIRecorder(mgr.GetEventRecorderFor(name))
+	record := event.NewAPIRecorder(mgr.GetEventRecorderFor(name)) //nolint:staticcheck // crossplane-runtime's recorder takes the old events API's.
 	opts := []managed.ReconcilerOption{
 		managed.WithTypedExternalConnector[T](&connector[T]{
 			kind:   k,

@@ -384,8 +384,8 @@ func profile(ctx context.Context, base, name, path string) <-chan error {
 			done <- err
 			return
 		}
-		defer rsp.Body.Close()    //nolint:errcheck // Only read from.
-		f, err := os.Create(path) //nolint:gosec // A file of this run's folder.
+		defer rsp.Body.Close() //nolint:errcheck // Only read from.
+		f, err := os.Create(path)
 		if err != nil {
 			done <- err
 			return
