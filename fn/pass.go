@@ -82,9 +82,7 @@ func (p *pass) compose(objs ...client.Object) error {
 		if err != nil {
 			return errors.Wrapf(err, errFmtConvert, o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
 		}
-		// Render sets neither; the server does.
-		delete(s.Fields, "status")
-		delete(s.Fields["metadata"].GetStructValue().GetFields(), "creationTimestamp")
+		maps.DeleteFunc(s.Fields, func(field string, _ *structpb.Value) bool { return !render.Sent(field) })
 		name := nameOf(o)
 		r := &fnv1.Resource{Resource: s, Ready: fnv1.Ready_READY_FALSE}
 		if ob, ok := p.observed[name]; ok {
@@ -108,7 +106,7 @@ func (p *pass) keep(keep func(kind string) bool) {
 		// shared: the answer is written once and never changed.
 		fields := make(map[string]*structpb.Value, len(ob.GetFields()))
 		for k, v := range ob.GetFields() {
-			if k != "status" && k != "metadata" {
+			if render.Sent(k) && k != "metadata" {
 				fields[k] = v
 			}
 		}

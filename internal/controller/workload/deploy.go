@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -415,16 +416,13 @@ func (d deployer) brokerInUse(ctx context.Context, broker string) (bool, error) 
 	return false, nil
 }
 
-// applied is what an apply of o sets: o without status or the empty creation
-// timestamps Go's types marshal.
+// applied is what an apply of o sets: the fields render.Sent says a client
+// sends.
 func applied(o client.Object) map[string]any {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 	if err != nil {
 		return nil
 	}
-	delete(u, "status")
-	unstructured.RemoveNestedField(u, "metadata", "creationTimestamp")
-	unstructured.RemoveNestedField(u, "spec", "template", "metadata", "creationTimestamp")
-	unstructured.RemoveNestedField(u, "spec", "jobTemplate", "metadata", "creationTimestamp")
+	maps.DeleteFunc(u, func(field string, _ any) bool { return !render.Sent(field) })
 	return u
 }
