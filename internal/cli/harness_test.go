@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -23,7 +21,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/testca"
 	"github.com/knative-lambda/provider-knative-lambda/internal/cli"
-	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "Write the golden files instead of comparing with them.")
@@ -81,19 +79,8 @@ type scene struct {
 func newScene(ctx context.Context, t *testing.T) scene {
 	t.Helper()
 	cfg := controlPlane.Config(t)
-	s, err := kinds.ManagerScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "kubectl-lambda-"}}
-	if err := c.Create(ctx, ns); err != nil {
-		t.Fatal(err)
-	}
-	return scene{kube: c, kubeconfig: writeKubeconfig(t, cfg), namespace: ns.Name}
+	c := testkit.Client(t, cfg)
+	return scene{kube: c, kubeconfig: writeKubeconfig(t, cfg), namespace: testkit.Namespace(ctx, t, c, "kubectl-lambda-", "")}
 }
 
 // writeKubeconfig writes a kubeconfig of a REST config.
