@@ -6,9 +6,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -24,11 +22,7 @@ import (
 )
 
 const (
-	errRender          = "cannot render the desired objects"
-	errGetJob          = "cannot get the build Job"
-	errGetNamespace    = "cannot get the namespace of the build"
-	errBuildOutcome    = "cannot read the outcome of the build"
-	errFmtSourceSecret = "cannot read the source credentials Secret %s"
+	errRender = "cannot render the desired objects"
 )
 
 // A functionClient acts on one LambdaFunction's objects in its target
@@ -72,7 +66,7 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 	if objs.BuildJob != nil {
 		var digest string
 		var obs managed.ExternalObservation
-		if digest, cause, obs, err = c.build(ctx, mg, objs); err != nil || digest == "" {
+		if digest, cause, obs, err = c.followBuild(ctx, mg, objs); err != nil || digest == "" {
 			return obs, err
 		}
 		in.Observed.Build = &render.Build{Identity: objs.BuildIdentity, Digest: digest}
@@ -113,98 +107,6 @@ func (c *functionClient) input(ctx context.Context, mg *v1alpha1.LambdaFunction)
 	}
 	in.Observed.SourceIdentity = id
 	return in, nil
-}
-
-// build follows the build of the rendered identity, and starts it when its
-// Job does not exist. Once the build has pushed its image it returns the
-// digest; until then, the observation Observe reports and, for a failed
-// build, which part failed.
-func (c *functionClient) build(ctx context.Context, mg *v1alpha1.LambdaFunction, objs *render.Objects) (digest, cause string, obs managed.ExternalObservation, err error) {
-	at := &mg.Status.AtProvider
-	job := &batchv1.Job{}
-	err = c.kube.Get(ctx, client.ObjectKeyFromObject(objs.BuildJob), job)
-	if kerrors.IsNotFound(err) {
-		obs, err = c.startBuild(ctx, mg, objs)
-		return "", "", obs, err
-	}
-	if err != nil {
-		return "", "", obs, errors.Wrap(err, errGetJob)
-	}
-	o, err := outcome(ctx, c.kube, job)
-	if err != nil {
-		return "", "", obs, errors.Wrap(err, errBuildOutcome)
-	}
-	at.Build = &v1alpha1.BuildObservation{
-		Identity: objs.BuildIdentity, JobName: job.Name,
-		StartedAt: job.Status.StartTime, CompletedAt: job.Status.CompletionTime,
-		Message: o.Message, Digest: o.Digest,
-	}
-	v, done := observe.Built(objs.Image, job.Name, o)
-	if done {
-		return o.Digest, "", obs, nil
-	}
-	judge(mg, &at.WorkloadObservation, v)
-	return "", o.Cause, managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
-}
-
-// startBuild has Create or Update start the build of an identity never
-// built, once the namespace admits its pods. The Service keeps its last
-// image meanwhile.
-func (c *functionClient) startBuild(ctx context.Context, mg *v1alpha1.LambdaFunction, objs *render.Objects) (managed.ExternalObservation, error) {
-	at := &mg.Status.AtProvider
-	if msg, err := c.buildNotAdmitted(ctx); err != nil || msg != "" {
-		return held(mg, &at.WorkloadObservation, v1alpha1.ReasonBuildNotAdmitted, msg, err)
-	}
-	c.desired = append(objs.Build(), objs.Brokers()...)
-	st, err := c.observe(ctx, c.desired)
-	if err != nil {
-		return managed.ExternalObservation{}, err
-	}
-	if len(st.conflicts) > 0 {
-		return nameConflict(mg, &at.WorkloadObservation, st)
-	}
-	at.Build = &v1alpha1.BuildObservation{Identity: objs.BuildIdentity, JobName: objs.BuildJob.Name}
-	judge(mg, &at.WorkloadObservation, observe.BuildStarting(objs.BuildJob.Name))
-	return managed.ExternalObservation{ResourceExists: st.exists, ResourceUpToDate: false}, nil
-}
-
-// buildNotAdmitted says why the target namespace would refuse a build pod,
-// before a Job is created whose pods would be refused silently. A namespace
-// the provider may not read is given the benefit of the doubt.
-func (c *functionClient) buildNotAdmitted(ctx context.Context) (string, error) {
-	ns := &corev1.Namespace{}
-	err := c.kube.Get(ctx, types.NamespacedName{Name: c.namespace}, ns)
-	switch {
-	case kerrors.IsForbidden(err):
-		return "", nil
-	case err != nil:
-		return "", errors.Wrap(err, errGetNamespace)
-	}
-	return observe.BuildNotAdmitted(ns.Name, ns.Labels), nil
-}
-
-// resolveSource resolves a git or S3 source to its identity, with the
-// credentials of its Secret, which lives beside the build in the target
-// namespace.
-func (c *functionClient) resolveSource(ctx context.Context, src v1alpha1.FunctionSource) (string, error) {
-	data, err := c.secret(ctx, src.CredentialsRef())
-	if err != nil {
-		return "", err
-	}
-	return c.sources.Resolve(ctx, src, data)
-}
-
-// secret reads a source's credentials Secret in the target namespace; no
-// reference means no credentials.
-func (c *functionClient) secret(ctx context.Context, ref *v1alpha1.LocalObjectReference) (map[string][]byte, error) {
-	if ref == nil {
-		return nil, nil
-	}
-	s := &corev1.Secret{}
-	if err := c.kube.Get(ctx, types.NamespacedName{Namespace: c.namespace, Name: string(ref.Name)}, s); err != nil {
-		return nil, errors.Wrapf(err, errFmtSourceSecret, ref.Name)
-	}
-	return s.Data, nil
 }
 
 // Create applies what Observe rendered: a build, or the deployed objects.
@@ -278,18 +180,6 @@ func (c *functionClient) Disconnect(context.Context) error { return nil }
 func runtimeOf(mg *v1alpha1.LambdaFunction) string {
 	if rt := mg.Spec.ForProvider.Runtime; rt != nil && rt.Language != nil {
 		return string(*rt.Language)
-	}
-	return ""
-}
-
-// sourceKind is the source label of a source the provider resolves, or ""
-// for one it does not.
-func sourceKind(src v1alpha1.FunctionSource) string {
-	switch {
-	case src.Git != nil:
-		return sourceGit
-	case src.S3 != nil:
-		return sourceS3
 	}
 	return ""
 }

@@ -11,9 +11,6 @@ import (
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
@@ -67,13 +64,4 @@ func (d deployer) unserved(objs *render.Objects) (string, error) {
 		return "", errors.Wrapf(err, errFmtMapping, gvk.Kind)
 	}
 	return "", nil
-}
-
-// held is the observation of a resource that waits for something a user
-// must fix: up to date, so nothing is applied, and not Ready, saying why.
-func held(mg resource.Managed, at *v1alpha1.WorkloadObservation, reason xpv2.ConditionReason, msg string, err error) (managed.ExternalObservation, error) {
-	if msg != "" {
-		judge(mg, at, observe.Held(at.Phase, reason, msg))
-	}
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, err
 }

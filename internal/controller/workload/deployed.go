@@ -3,14 +3,10 @@ package workload
 import (
 	"context"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -22,52 +18,8 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
-// Reasons of the events a resource gets.
-const (
-	reasonBuildStarted   event.Reason = "BuildStarted"
-	reasonBuildSucceeded event.Reason = "BuildSucceeded"
-	reasonBuildFailed    event.Reason = "BuildFailed"
-	reasonReady          event.Reason = "ServiceReady"
-	reasonRevisionFailed event.Reason = "RevisionFailed"
-)
-
-// readyTransition records the event and the time to Ready of a resource
-// that has just become Ready.
-func readyTransition(record event.Recorder, mg resource.Managed, was, now v1alpha1.Phase, url string) {
-	if now != v1alpha1.PhaseReady || was == v1alpha1.PhaseReady {
-		return
-	}
-	record.Event(mg, event.Normal(reasonReady, "serving at "+url))
-	if was == "" || was == v1alpha1.PhasePending || was == v1alpha1.PhaseBuilding || was == v1alpha1.PhaseDeploying {
-		timeToReady.WithLabelValues(mg.GetObjectKind().GroupVersionKind().Kind).Observe(time.Since(mg.GetCreationTimestamp().Time).Seconds())
-	}
-}
-
 // ConnectionDetailURL is the connection detail that carries the URL.
 const ConnectionDetailURL = "url"
-
-// notReady is a Ready=False condition saying why.
-func notReady(mg resource.Managed, reason xpv2.ConditionReason, msg string) xpv2.Condition {
-	return condition(mg, xpv2.TypeReady, corev1.ConditionFalse, reason, msg)
-}
-
-// condition is a condition of the resource's current generation.
-func condition(mg resource.Managed, t xpv2.ConditionType, status corev1.ConditionStatus, reason xpv2.ConditionReason, msg string) xpv2.Condition {
-	return xpv2.Condition{
-		Type: t, Status: status, Reason: reason, Message: msg,
-		LastTransitionTime: metav1.Now(), ObservedGeneration: mg.GetGeneration(),
-	}
-}
-
-// judge sets a resource's phase and Ready condition as a verdict says.
-func judge(mg resource.Managed, at *v1alpha1.WorkloadObservation, v observe.Verdict) {
-	at.Phase = v.Phase
-	if v.Ready {
-		mg.SetConditions(xpv2.Available().WithObservedGeneration(mg.GetGeneration()))
-		return
-	}
-	mg.SetConditions(notReady(mg, v.Reason, v.Message))
-}
 
 // deploy compares what is deployed with objs, once nothing they refer to is
 // missing, and reports how far Knative has got.
