@@ -15,6 +15,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,6 +44,9 @@ func TestCrossplane(t *testing.T) {
 		apply(ctx, t, kube, filepath.Join(repo, "examples", f))
 	}
 
+	for _, ns := range []string{"apps", "legacy-apps"} {
+		appSecret(ctx, t, kube, ns)
+	}
 	apply(ctx, t, kube, filepath.Join(repo, "examples", "platform", "xrs", "python-inline.yaml"))
 	apply(ctx, t, kube, filepath.Join(repo, "examples", "platform", "claims", "python-inline.yaml"))
 	xr := object("Lambda", "apps", "hello-python")
@@ -288,6 +292,17 @@ func apply(ctx context.Context, t *testing.T, kube client.Client, path string) {
 		})
 		create(ctx, t, kube, o)
 	}
+}
+
+// appSecret creates the Secret the python example reads, as its team does
+// before applying it (README); until it exists the workload is held. The
+// namespace may still be on its way from git.
+func appSecret(ctx context.Context, t *testing.T, kube client.Client, ns string) {
+	t.Helper()
+	wait.Until(ctx, t, "the Secret hello-python in "+ns, func() string {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hello-python"}, StringData: map[string]string{"token": "change-me"}}
+		return wait.ErrString(client.IgnoreAlreadyExists(kube.Create(ctx, s)))
+	})
 }
 
 func create(ctx context.Context, t *testing.T, kube client.Client, o client.Object) {

@@ -106,6 +106,7 @@ func TestFlux(t *testing.T) {
 	}
 
 	// The claims come from git; the test plays the build and Knative.
+	appSecret(ctx, t, kube, claimsNS)
 	buildAndServe(ctx, t, kube, claimsNS, "hello-python")
 	for _, name := range []string{"support", "supervisor"} {
 		agent := &servingv1.Service{}
