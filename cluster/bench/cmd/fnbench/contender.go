@@ -8,9 +8,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -56,8 +56,9 @@ type result struct {
 	allocs, bytes float64
 	rss, peakRSS  uint64
 	desired       int
-	// same is true when the function desired what ours did.
-	same bool
+	// difference is how the function's desired resources differ from ours'
+	// (-ours +it); empty when they are the same.
+	difference string
 }
 
 func (r result) String() string {
@@ -67,7 +68,7 @@ func (r result) String() string {
 	}
 	return fmt.Sprintf("p50 %8s  p99 %8s  mean %8s  %s per request  rss %.1f MiB (peak %.1f)  %d desired (same as ours: %t)",
 		r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.mean.Round(time.Microsecond), allocs,
-		float64(r.rss)/(1<<20), float64(r.peakRSS)/(1<<20), r.desired, r.same)
+		float64(r.rss)/(1<<20), float64(r.peakRSS)/(1<<20), r.desired, r.difference == "")
 }
 
 // A started function serves on loopback addresses nothing else held when
@@ -138,7 +139,7 @@ func (c *contender) run(ctx context.Context, warmup, requests int) (result, erro
 	}
 	r := result{
 		p50: bench.Percentile(samples, 50), p99: bench.Percentile(samples, 99), mean: total / time.Duration(requests),
-		allocs: -1, bytes: -1, desired: len(first.GetDesired().GetResources()), same: sameDesired(first, c.reference),
+		allocs: -1, bytes: -1, desired: len(first.GetDesired().GetResources()), difference: desiredDiff(c.reference, first),
 	}
 	if c.passes != "" {
 		after, err := bench.Scrape(ctx, http.DefaultClient, "http://"+p.metrics+"/metrics")
@@ -190,16 +191,15 @@ func (c *contender) probe(ctx context.Context) (*fnv1.RunFunctionResponse, error
 	return firstAnswer(ctx, fnv1.NewFunctionRunnerServiceClient(conn), c.req)
 }
 
-// sameDesired tells whether two answers desire the same composed resources.
-func sameDesired(a, b *fnv1.RunFunctionResponse) bool {
-	ra, rb := a.GetDesired().GetResources(), b.GetDesired().GetResources()
-	if len(ra) != len(rb) {
-		return false
-	}
-	for name, r := range ra {
-		if !proto.Equal(r.GetResource(), rb[name].GetResource()) {
-			return false
+// desiredDiff is how b's desired composed resources differ from a's
+// (-a +b), so that a peer that does other work says which.
+func desiredDiff(a, b *fnv1.RunFunctionResponse) string {
+	resources := func(r *fnv1.RunFunctionResponse) map[string]map[string]any {
+		m := make(map[string]map[string]any, len(r.GetDesired().GetResources()))
+		for name, res := range r.GetDesired().GetResources() {
+			m[name] = res.GetResource().AsMap()
 		}
+		return m
 	}
-	return true
+	return cmp.Diff(resources(a), resources(b))
 }

@@ -86,27 +86,25 @@ func goTemplate(desired map[string]*fnv1.Resource, name, namespace string) (map[
 }
 
 // patchesAndTransforms is a Resources Input with each desired object as a
-// base, its namespace patched from the XR's and its name formatted from the
-// XR's name.
+// base, its namespace patched from the XR's and its name, when it holds the
+// XR's name, formatted from it.
 func patchesAndTransforms(desired map[string]*fnv1.Resource, name, _ string) (map[string]any, error) {
 	resources := make([]any, 0, len(desired))
 	for _, key := range slices.Sorted(maps.Keys(desired)) {
 		obj := desired[key].GetResource().AsMap()
 		meta, _ := obj["metadata"].(map[string]any)
 		objName, _ := meta["name"].(string)
-		resources = append(resources, map[string]any{
-			"name": key,
-			"base": obj,
-			"patches": []any{
-				map[string]any{"type": "FromCompositeFieldPath", "fromFieldPath": "metadata.namespace", "toFieldPath": "metadata.namespace"},
-				map[string]any{
-					"type": "FromCompositeFieldPath", "fromFieldPath": "metadata.name", "toFieldPath": "metadata.name",
-					"transforms": []any{map[string]any{"type": "string", "string": map[string]any{
-						"type": "Format", "fmt": strings.ReplaceAll(objName, name, "%s"),
-					}}},
-				},
-			},
-		})
+		patches := []any{map[string]any{"type": "FromCompositeFieldPath", "fromFieldPath": "metadata.namespace", "toFieldPath": "metadata.namespace"}}
+		// A name without the XR's, such as a Broker's, is the base's own.
+		if strings.Contains(objName, name) {
+			patches = append(patches, map[string]any{
+				"type": "FromCompositeFieldPath", "fromFieldPath": "metadata.name", "toFieldPath": "metadata.name",
+				"transforms": []any{map[string]any{"type": "string", "string": map[string]any{
+					"type": "Format", "fmt": strings.ReplaceAll(objName, name, "%s"),
+				}}},
+			})
+		}
+		resources = append(resources, map[string]any{"name": key, "base": obj, "patches": patches})
 	}
 	return map[string]any{"apiVersion": "pt.fn.crossplane.io/v1beta1", "kind": "Resources", "resources": resources}, nil
 }

@@ -11,7 +11,9 @@ import (
 // A summary is one contender's medians over its rounds.
 type summary struct {
 	p50, p99, mean, allocs, bytes, rss float64
-	same                               bool
+	// difference is the first round's difference from ours; every round
+	// sends the same request.
+	difference string
 }
 
 // summaryOf is a contender's medians over its rounds; allocs and bytes are
@@ -26,16 +28,13 @@ func summaryOf(c *contender) summary {
 	}
 	us := func(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 	s := summary{
-		p50:    med(func(r result) float64 { return us(r.p50) }),
-		p99:    med(func(r result) float64 { return us(r.p99) }),
-		mean:   med(func(r result) float64 { return us(r.mean) }),
-		allocs: med(func(r result) float64 { return r.allocs }),
-		bytes:  med(func(r result) float64 { return r.bytes }),
-		rss:    med(func(r result) float64 { return float64(r.rss) / (1 << 20) }),
-		same:   true,
-	}
-	for _, r := range c.results {
-		s.same = s.same && r.same
+		p50:        med(func(r result) float64 { return us(r.p50) }),
+		p99:        med(func(r result) float64 { return us(r.p99) }),
+		mean:       med(func(r result) float64 { return us(r.mean) }),
+		allocs:     med(func(r result) float64 { return r.allocs }),
+		bytes:      med(func(r result) float64 { return r.bytes }),
+		rss:        med(func(r result) float64 { return float64(r.rss) / (1 << 20) }),
+		difference: c.results[0].difference,
 	}
 	return s
 }
@@ -57,7 +56,7 @@ func summarise(w io.Writer, ours, floor *contender, peers []*contender) {
 		if s.allocs >= 0 {
 			allocs, bytes = fmt.Sprintf("%.0f", s.allocs), fmt.Sprintf("%.0f", s.bytes)
 		}
-		fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %s | %s | %.1f | %t |\n", c.name, len(c.results), s.p50, s.p99, s.mean, allocs, bytes, s.rss, s.same)
+		fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %s | %s | %.1f | %t |\n", c.name, len(c.results), s.p50, s.p99, s.mean, allocs, bytes, s.rss, s.difference == "")
 	}
 	o, ok := sums[ours]
 	if !ok {
@@ -70,6 +69,11 @@ func summarise(w io.Writer, ours, floor *contender, peers []*contender) {
 	for _, c := range peers {
 		if p, ok := sums[c]; ok {
 			fmt.Fprintf(w, "%s ÷ ours: p50 %.1f×, p99 %.1f×; RSS ours ÷ it %.2f\n", c.name, p.p50/o.p50, p.p99/o.p99, o.rss/p.rss)
+		}
+	}
+	for _, c := range peers {
+		if p, ok := sums[c]; ok && p.difference != "" {
+			fmt.Fprintf(w, "\n%s desires other objects than ours (-ours +it):\n%s", c.name, p.difference)
 		}
 	}
 }
