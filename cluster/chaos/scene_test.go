@@ -16,7 +16,6 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
-	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
@@ -106,6 +105,9 @@ func (p *provider) check() []string {
 // functionName is the name of the i-th function.
 func functionName(i int) string { return fmt.Sprintf("fn-%03d", i) }
 
+// newFunction is the i-th function: even ones build inline code, odd ones
+// deploy a prebuilt image; every third uses the namespace's shared Broker,
+// which the provider creates and removes with its last user.
 func newFunction(ns string, i int) *v1alpha1.LambdaFunction {
 	var fn *v1alpha1.LambdaFunction
 	if builds(i) {
@@ -151,14 +153,7 @@ func newStage(ctx context.Context, t *testing.T, dir, ns string) (*local.Control
 		t.Fatal(err)
 	}
 	kubeconfig := cp.ForTest(t, dir)
-	sch, err := kinds.ManagerScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kube, err := client.New(cp.Config, client.Options{Scheme: sch})
-	if err != nil {
-		t.Fatal(err)
-	}
+	kube := testkit.Client(t, cp.Config)
 	for _, o := range []client.Object{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, newProviderConfig(ns)} {
 		if err := kube.Create(ctx, o); err != nil {
 			t.Fatal(err)

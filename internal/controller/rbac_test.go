@@ -30,7 +30,6 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
-	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
@@ -55,15 +54,7 @@ var providerIdentity = rest.ImpersonationConfig{
 // plane.
 func adminClient(t *testing.T) client.Client {
 	t.Helper()
-	s, err := kinds.ManagerScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(controlPlane.Config(t), client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return testkit.Client(t, controlPlane.Config(t))
 }
 
 // grantProvider installs the generated ClusterRoles, binds the provider's to

@@ -22,6 +22,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 var errBoom = errors.New("boom")
@@ -53,10 +54,7 @@ func listing(items map[string][]client.Object) test.MockListFn {
 // alone.
 func imageFunction(t *testing.T) *render.Objects {
 	t.Helper()
-	tag := v1alpha1.ImageTag("v1")
-	objs, err := render.Function(render.FunctionInput{Namespace: "apps", Name: "hello", Spec: v1alpha1.LambdaFunctionParameters{
-		Source: v1alpha1.FunctionSource{Image: &v1alpha1.ImageSource{Repository: "ghcr.io/acme/hello", Tag: &tag}},
-	}})
+	objs, err := render.Function(render.FunctionInput{Namespace: "apps", Name: "hello", Spec: testkit.ImageFunction("apps", "hello").Spec.ForProvider})
 	if err != nil {
 		t.Fatal(err)
 	}
