@@ -38,20 +38,24 @@ import (
 
 func main() {
 	var (
-		app                     = kingpin.New(filepath.Base(os.Args[0]), "Crossplane provider for serverless functions and AI agents on Knative.").DefaultEnvars()
-		debug                   = app.Flag("debug", "Run with debug logging.").Short('d').Bool()
-		syncInterval            = app.Flag("sync", "How often the controller manager resyncs every watched object, such as 1h.").Short('s').Default("1h").Duration()
-		pollInterval            = app.Flag("poll", "How often each resource is checked for drift.").Default("1m").Duration()
-		pollStateMetricInterval = app.Flag("poll-state-metric", "How often the managed resource state metrics are recorded.").Default("5s").Duration()
-		maxReconcileRate        = app.Flag("max-reconcile-rate", "Reconciles per second across all controllers, and concurrent reconciles per controller.").Default("10").Int()
-		leaderElection          = app.Flag("leader-election", "Use leader election, so only one replica reconciles.").Short('l').Default("false").Envar("LEADER_ELECTION").Bool()
-		metricsAddr             = app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint listens on.").Default(":8080").String()
-		healthAddr              = app.Flag("health-probe-bind-address", "Address the /healthz and /readyz endpoints listen on.").Default(":8081").String()
-		profile                 = app.Flag("profile", "Serve Go's pprof profiles under /debug/pprof/ on the metrics endpoint.").Bool()
-		denySourceCIDRs         = app.Flag("deny-source-cidr", "A network no git or S3 source or target cluster may be in, such as the cluster's Service and pod networks; repeat for more. Loopback, link-local, cloud metadata and the cluster's API server are always refused.").Strings()
-		allowTargetCIDRs        = app.Flag("allow-target-cidr", "A network a kubeconfig's target cluster may be in although it would be refused, such as 127.0.0.0/8 for a provider run outside a cluster against a local API server; repeat for more. Never set it for a provider that runs in a cluster.").Strings()
+		app              = kingpin.New(filepath.Base(os.Args[0]), "Crossplane provider for serverless functions and AI agents on Knative.").DefaultEnvars()
+		debug            = app.Flag("debug", "Run with debug logging.").Short('d').Bool()
+		syncInterval     = app.Flag("sync", "How often the controller manager resyncs every watched object, such as 1h.").Short('s').Default("1h").Duration()
+		pollInterval     = app.Flag("poll", "How often each resource is checked for drift.").Default("1m").Duration()
+		maxPollShare     = app.Flag("max-poll-share", "The most of --max-reconcile-rate the polls of all resources may take together, from 0 to 1; with more resources than that allows at --poll, each is polled less often. 0 polls each at --poll however many there are.").Default("0.5").Float64()
+		_                = app.Flag("poll-state-metric", "Ignored, kept so that settings naming it still start: the managed resource state metrics follow each resource as it changes.").Hidden().Duration()
+		maxReconcileRate = app.Flag("max-reconcile-rate", "Reconciles per second across all controllers, and concurrent reconciles per controller.").Default("10").Int()
+		leaderElection   = app.Flag("leader-election", "Use leader election, so only one replica reconciles.").Short('l').Default("false").Envar("LEADER_ELECTION").Bool()
+		metricsAddr      = app.Flag("metrics-bind-address", "Address the Prometheus metrics endpoint listens on.").Default(":8080").String()
+		healthAddr       = app.Flag("health-probe-bind-address", "Address the /healthz and /readyz endpoints listen on.").Default(":8081").String()
+		profile          = app.Flag("profile", "Serve Go's pprof profiles under /debug/pprof/ on the metrics endpoint.").Bool()
+		denySourceCIDRs  = app.Flag("deny-source-cidr", "A network no git or S3 source or target cluster may be in, such as the cluster's Service and pod networks; repeat for more. Loopback, link-local, cloud metadata and the cluster's API server are always refused.").Strings()
+		allowTargetCIDRs = app.Flag("allow-target-cidr", "A network a kubeconfig's target cluster may be in although it would be refused, such as 127.0.0.0/8 for a provider run outside a cluster against a local API server; repeat for more. Never set it for a provider that runs in a cluster.").Strings()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
+	if *maxPollShare < 0 || *maxPollShare > 1 {
+		kingpin.Fatalf("--max-poll-share must be from 0 to 1, not %g", *maxPollShare)
+	}
 	deny, err := source.ParseCIDRs(*denySourceCIDRs)
 	kingpin.FatalIfError(err, "Cannot parse --deny-source-cidr")
 	allowTargets, err := source.ParseCIDRs(*allowTargetCIDRs)
@@ -101,16 +105,17 @@ func main() {
 		GlobalRateLimiter:       ratelimiter.NewGlobal(*maxReconcileRate),
 		Features:                &feature.Flags{},
 		MetricOptions: &controller.MetricOptions{
-			PollStateMetricInterval: *pollStateMetricInterval,
-			MRMetrics:               mm,
-			MRStateMetrics:          sm,
+			MRMetrics:      mm,
+			MRStateMetrics: sm,
 		},
 		Gate: new(gate.Gate[schema.GroupVersionKind]),
 	}
 
 	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
-	kingpin.FatalIfError(lambdacontroller.SetupGated(mgr, o, workload.DefaultDependencies(mgr, writes, deny, allowTargets)), "Cannot set up the controllers")
-	log.Info("Starting", "sync", syncInterval.String(), "poll", pollInterval.String(), "max-reconcile-rate", *maxReconcileRate)
+	deps := workload.DefaultDependencies(mgr, writes, deny, allowTargets)
+	deps.Polls = workload.NewPolls(*pollInterval, *maxReconcileRate, *maxPollShare)
+	kingpin.FatalIfError(lambdacontroller.SetupGated(mgr, o, deps), "Cannot set up the controllers")
+	log.Info("Starting", "sync", syncInterval.String(), "poll", pollInterval.String(), "max-poll-share", *maxPollShare, "max-reconcile-rate", *maxReconcileRate)
 	kingpin.FatalIfError(mgr.Start(ctrl.SetupSignalHandler()), "Cannot start the controller manager")
 }
 

@@ -28,6 +28,8 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
@@ -47,6 +49,9 @@ func TestMain(m *testing.M) {
 
 // testPoll is the provider's poll interval in these tests.
 const testPoll = time.Second
+
+// testRate is the provider's reconcile rate in these tests.
+const testRate = 100
 
 // A provider is the provider's controllers running in the test process,
 // wired as cmd/provider wires them, with its API requests counted.
@@ -114,6 +119,9 @@ type providerOptions struct {
 	allowTargets []netip.Prefix
 	// poll is the provider's poll interval; zero means testPoll.
 	poll time.Duration
+	// stateMetrics, when set, receive Crossplane's managed resource state
+	// metrics, as the provider's registry does.
+	stateMetrics *statemetrics.MRStateMetrics
 }
 
 // startProvider runs the provider in the test process, wired as cmd/provider
@@ -152,16 +160,20 @@ func startProvider(t testing.TB, po providerOptions) *provider {
 	}
 	o := controller.Options{
 		Logger:                  po.log,
-		GlobalRateLimiter:       ratelimiter.NewGlobal(100),
+		GlobalRateLimiter:       ratelimiter.NewGlobal(testRate),
 		PollInterval:            po.poll,
 		MaxConcurrentReconciles: 2,
 		Features:                &feature.Flags{},
 		Gate:                    new(gate.Gate[schema.GroupVersionKind]),
 	}
+	if po.stateMetrics != nil {
+		o.MetricOptions = &controller.MetricOptions{MRMetrics: managed.NewMRMetricRecorder(), MRStateMetrics: po.stateMetrics}
+	}
 	if err := customresourcesgate.Setup(mgr, o); err != nil {
 		t.Fatal(err)
 	}
 	deps := workload.DefaultDependencies(mgr, writes, nil, po.allowTargets)
+	deps.Polls = workload.NewPolls(po.poll, testRate, workload.DefaultPollShare)
 	if po.change != nil {
 		po.change(&deps)
 	}

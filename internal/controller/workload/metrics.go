@@ -57,13 +57,18 @@ var (
 		Namespace: "lambda", Name: "source_resolve_errors_total",
 		Help: "Source resolutions that failed, by source and the reason the resource then gives (SourceUnresolved needs a user, SourceUnreachable is retried).",
 	}, []string{"source", "reason"})
+
+	pollInterval = prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: "lambda", Name: "poll_interval_seconds",
+		Help: "How long each resource waits between polls: --poll, or longer while polling every resource that often would take more than --max-poll-share of --max-reconcile-rate.",
+	})
 )
 
 // runtimes are the languages builds run, for the series that start at zero.
 var runtimes = []v1alpha1.Language{v1alpha1.LanguagePython, v1alpha1.LanguageNodeJS, v1alpha1.LanguageGo}
 
 func init() {
-	metrics.Registry.MustRegister(buildsStarted, buildsTotal, buildDuration, timeToReady, sourceResolveDuration, sourceResolveErrors)
+	metrics.Registry.MustRegister(buildsStarted, buildsTotal, buildDuration, timeToReady, sourceResolveDuration, sourceResolveErrors, pollInterval)
 	// Every bounded series exists from the start, at zero, so a rate or an
 	// alert over it works before its first event and a scrape lists it.
 	for _, rt := range runtimes {

@@ -22,7 +22,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
@@ -32,9 +31,11 @@ import (
 )
 
 const (
-	errTrackUsage = "cannot track provider config usage"
-	errResolvePC  = "cannot use the provider config"
-	errTarget     = "cannot connect to the target cluster"
+	errTrackUsage  = "cannot track provider config usage"
+	errResolvePC   = "cannot use the provider config"
+	errTarget      = "cannot connect to the target cluster"
+	errCount       = "cannot count the resources whose polls are spread"
+	errCountStates = "cannot count the resources' states"
 )
 
 // DefaultBusyPoll is how often a resource that waits for what wakes nothing
@@ -101,6 +102,9 @@ type Dependencies struct {
 	// Writes are the manager client's writes, which a reconcile waits for
 	// its cache to have seen.
 	Writes *clients.Writes
+	// Polls spread the polls of many resources; nil polls each at the
+	// poll interval.
+	Polls *Polls
 	// wakes reconciles a resource when one of its objects changes.
 	wakes *wakes
 }
@@ -189,9 +193,9 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 		managed.WithPollInterval(o.PollInterval),
 		managed.WithPollIntervalHook(func(mg resource.Managed, poll time.Duration) time.Duration {
 			if unwoken(mg.GetCondition(xpv2.TypeReady)) && deps.BusyPoll > 0 && deps.BusyPoll < poll {
-				return deps.BusyPoll
+				poll = deps.BusyPoll
 			}
-			return poll
+			return deps.Polls.Interval(poll)
 		}),
 		managed.WithManagementPolicies(),
 		// Every object is named after the resource, never by the target
@@ -207,8 +211,13 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 	}
 	if o.MetricOptions != nil {
 		opts = append(opts, managed.WithMetricRecorder(o.MetricOptions.MRMetrics))
-		if err := mgr.Add(statemetrics.NewMRStateRecorder(mgr.GetClient(), o.Logger, o.MetricOptions.MRStateMetrics, k.NewList(), o.MetricOptions.PollStateMetricInterval)); err != nil {
-			return err
+		if err := countStates(context.Background(), mgr.GetCache(), k.New(), k.GVK, o.MetricOptions.MRStateMetrics); err != nil {
+			return errors.Wrap(err, errCountStates)
+		}
+	}
+	if deps.Polls != nil {
+		if err := deps.Polls.count(context.Background(), mgr.GetCache(), k.New()); err != nil {
+			return errors.Wrap(err, errCount)
 		}
 	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), opts...)
