@@ -65,15 +65,17 @@ func (c *resourceCollector) Collect(ch chan<- prometheus.Metric) {
 	count := func(kind, ns string, phase v1alpha1.Phase, ready xpv2.Condition) {
 		counts[[4]string{ns, kind, string(phase), string(ready.Reason)}]++
 	}
+	// Nothing here writes what it reads: the cache's own objects serve, not
+	// copies of every resource at each scrape.
 	fns := &v1alpha1.LambdaFunctionList{}
-	if err := r.List(ctx, fns); err == nil {
+	if err := r.List(ctx, fns, client.UnsafeDisableDeepCopy); err == nil {
 		for i := range fns.Items {
 			f := &fns.Items[i]
 			count(v1alpha1.LambdaFunctionKind, f.Namespace, f.Status.AtProvider.Phase, f.GetCondition(xpv2.TypeReady))
 		}
 	}
 	agents := &v1alpha1.LambdaAgentList{}
-	if err := r.List(ctx, agents); err == nil {
+	if err := r.List(ctx, agents, client.UnsafeDisableDeepCopy); err == nil {
 		for i := range agents.Items {
 			a := &agents.Items[i]
 			count(v1alpha1.LambdaAgentKind, a.Namespace, a.Status.AtProvider.Phase, a.GetCondition(xpv2.TypeReady))
