@@ -12,6 +12,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
@@ -297,6 +298,14 @@ func serviceWhen(ctx context.Context, t *testing.T, c client.Client, key client.
 		return ""
 	})
 	return svc
+}
+
+// gone says what is still there of o; nothing once it is gone.
+func gone(ctx context.Context, c client.Client, o client.Object) string {
+	if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); !kerrors.IsNotFound(err) {
+		return fmt.Sprintf("%s is still there (%v)", o.GetName(), err)
+	}
+	return ""
 }
 
 // anyService is true of every Service: serviceWhen then waits until the

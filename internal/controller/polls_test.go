@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -60,8 +59,8 @@ func TestPollsCountResources(t *testing.T) {
 	}
 	wait.Until(ctx, t, "the deleted resources are no longer counted", func() string {
 		for _, o := range objs[1:] {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); !kerrors.IsNotFound(err) {
-				return fmt.Sprintf("%s is still there (%v)", o.GetName(), err)
+			if msg := gone(ctx, c, o); msg != "" {
+				return msg
 			}
 		}
 		return counted(1)()

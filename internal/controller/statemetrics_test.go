@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -70,8 +69,8 @@ func TestStateMetricsFollowResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait.Until(ctx, t, "the deleted function is no longer counted", func() string {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(fns[0]), fns[0]); !kerrors.IsNotFound(err) {
-			return fmt.Sprintf("the function is still there (%v)", err)
+		if msg := gone(ctx, c, fns[0]); msg != "" {
+			return msg
 		}
 		return counted(0)()
 	})

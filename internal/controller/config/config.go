@@ -30,14 +30,14 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 			Usage:     v1alpha1.ProviderConfigUsageGroupVersionKind,
 			UsageList: v1alpha1.ProviderConfigUsageListGroupVersionKind,
 		}
-		r := providerconfig.NewReconciler(mgr, of,
+		r := providerconfig.NewReconciler(uncopiedLists{Manager: mgr}, of,
 			providerconfig.WithLogger(o.Logger.WithValues("controller", name)),
 			providerconfig.WithRecorder(event.NewAPIRecorder(mgr.GetEventRecorderFor(name)))) //nolint:staticcheck // crossplane-runtime's recorder takes the old events API's.
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named(name).
 			WithOptions(o.ForControllerRuntime()).
 			For(c.obj).
-			Watches(&v1alpha1.ProviderConfigUsage{}, &resource.EnqueueRequestForProviderConfig{}).
+			Watches(&v1alpha1.ProviderConfigUsage{}, settled(&resource.EnqueueRequestForProviderConfig{}, usersSettle)).
 			Complete(r)
 		if err != nil {
 			return err
