@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/providerconfig"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
@@ -15,9 +18,9 @@ import (
 )
 
 // TestProviderConfigCountsUsers checks that a provider config counts the
-// resources that use it as their usages come and go, and is kept from
-// deletion while any does: its users are counted a moment after a burst of
-// usages, not once per usage.
+// resources that use it as their usages come and go, counted a moment
+// after a burst of usages rather than once per usage, and that it stays
+// while in use when deleted.
 func TestProviderConfigCountsUsers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -37,6 +40,30 @@ func TestProviderConfigCountsUsers(t *testing.T) {
 			return ""
 		}
 	}
+	// retire deletes functions and then, as the garbage collector would
+	// (it does not run here), their usages, which they control.
+	retire := func(fns ...*v1alpha1.LambdaFunction) {
+		for _, fn := range fns {
+			if err := c.Delete(ctx, fn); err != nil {
+				t.Fatal(err)
+			}
+			wait.Until(ctx, t, "the deleted function is gone", func() string { return gone(ctx, c, fn) })
+		}
+		usages := &v1alpha1.ProviderConfigUsageList{}
+		if err := c.List(ctx, usages, client.InNamespace(ns)); err != nil {
+			t.Fatal(err)
+		}
+		for i := range usages.Items {
+			u := &usages.Items[i]
+			if !slices.ContainsFunc(fns, func(fn *v1alpha1.LambdaFunction) bool { return fn.Name == u.ResourceReference.Name }) {
+				continue
+			}
+			if err := c.Delete(ctx, u); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
 	fns := []*v1alpha1.LambdaFunction{testkit.ImageFunction(ns, "one"), testkit.ImageFunction(ns, "two"), testkit.ImageFunction(ns, "three")}
 	for _, fn := range fns {
 		if err := c.Create(ctx, fn); err != nil {
@@ -45,22 +72,21 @@ func TestProviderConfigCountsUsers(t *testing.T) {
 	}
 	wait.Until(ctx, t, "the provider config counts three users", users(3))
 
-	if err := c.Delete(ctx, fns[0]); err != nil {
-		t.Fatal(err)
-	}
-	wait.Until(ctx, t, "the deleted function is gone", func() string { return gone(ctx, c, fns[0]) })
-	// The garbage collector, which does not run here, then deletes its
-	// usage: the resource is the usage's controller.
-	usages := &v1alpha1.ProviderConfigUsageList{}
-	if err := c.List(ctx, usages, client.InNamespace(ns)); err != nil {
-		t.Fatal(err)
-	}
-	for i := range usages.Items {
-		if u := &usages.Items[i]; u.ResourceReference.Name == fns[0].Name {
-			if err := c.Delete(ctx, u); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	retire(fns[0])
 	wait.Until(ctx, t, "the provider config counts two users", users(2))
+
+	if err := c.Delete(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, "the deletion waits for the users", func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(pc), pc); err != nil {
+			return err.Error()
+		}
+		if cd := pc.GetCondition(providerconfig.TypeTerminating); cd.Status != corev1.ConditionTrue {
+			return fmt.Sprintf("%s condition %q", providerconfig.TypeTerminating, cd.Status)
+		}
+		return ""
+	})
+	retire(fns[1:]...)
+	wait.Until(ctx, t, "the provider config is gone with its last user", func() string { return gone(ctx, c, pc) })
 }

@@ -5,7 +5,9 @@ package config
 import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -36,7 +38,11 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 		err := ctrl.NewControllerManagedBy(mgr).
 			Named(name).
 			WithOptions(o.ForControllerRuntime()).
-			For(c.obj).
+			// A new generation is a new spec or a deletion. The
+			// reconciler's own writes of the config (its users, at each
+			// count) must not ask for another count: while usages were
+			// created they did, once per write, past any settling.
+			For(c.obj, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 			Watches(&v1alpha1.ProviderConfigUsage{}, settled(&resource.EnqueueRequestForProviderConfig{}, usersSettle)).
 			Complete(r)
 		if err != nil {
