@@ -31,6 +31,7 @@ type Polls struct {
 	// perSecond is how many polls a second the share allows; 0 for no
 	// bound.
 	perSecond float64
+	// resources are how many resources the informers hold.
 	resources atomic.Int64
 }
 
