@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
@@ -24,40 +27,12 @@ func TestSharedBroker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	p, c, ns := newScene(ctx, t, "shared", keep)
-	tag := v1alpha1.ImageTag("v1")
 	var fns []*v1alpha1.LambdaFunction
 	for _, name := range []string{"first", "second"} {
-		fn := &v1alpha1.LambdaFunction{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-			Spec: v1alpha1.LambdaFunctionSpec{
-				ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "default"}},
-				ForProvider: v1alpha1.LambdaFunctionParameters{
-					Source:   v1alpha1.FunctionSource{Image: &v1alpha1.ImageSource{Repository: "ghcr.io/acme/fn", Tag: &tag}},
-					Eventing: &v1alpha1.FunctionEventing{Broker: &v1alpha1.Broker{Name: "shared", Create: true}, Triggers: []v1alpha1.Trigger{{Name: "all"}}},
-				},
-			},
-		}
-		if err := c.Create(ctx, fn); err != nil {
-			t.Fatal(err)
-		}
-		fns = append(fns, fn)
-		svc := &servingv1.Service{}
-		wait.Until(ctx, t, name+"'s Service", func() string {
-			return wait.ErrString(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, svc))
-		})
-		playact.MarkServiceReady(ctx, t, c, svc)
+		fns = append(fns, brokerUser(ctx, t, c, ns, name, "shared"))
 	}
 	for _, fn := range fns {
-		wait.Until(ctx, t, fn.Name+" is Ready", func() string {
-			mg := &v1alpha1.LambdaFunction{}
-			if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
-				return err.Error()
-			}
-			if r := mg.GetCondition(xpv2.TypeReady); r.Status != "True" {
-				return fmt.Sprintf("Ready %s %s %q", r.Status, r.Reason, r.Message)
-			}
-			return ""
-		})
+		waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
 	}
 
 	// Two users of one Broker do not take it from each other at rest.
@@ -69,23 +44,120 @@ func TestSharedBroker(t *testing.T) {
 	}
 
 	broker := &eventingv1.Broker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}}
-	gone := func(o client.Object) func() string {
-		return func() string {
-			if err := c.Get(ctx, client.ObjectKeyFromObject(o), o); err == nil {
-				return o.GetName() + " still exists"
-			}
-			return ""
-		}
-	}
 	if err := c.Delete(ctx, fns[0]); err != nil {
 		t.Fatal(err)
 	}
-	wait.Until(ctx, t, "the first function is gone", gone(fns[0]))
+	wait.Until(ctx, t, "the first function is gone", func() string { return gone(ctx, c, fns[0]) })
 	if err := c.Get(ctx, client.ObjectKeyFromObject(broker), broker); err != nil {
 		t.Errorf("the Broker went with its first user, while the second still uses it: %v", err)
 	}
 	if err := c.Delete(ctx, fns[1]); err != nil {
 		t.Fatal(err)
 	}
-	wait.Until(ctx, t, "the Broker goes with its last user", gone(broker))
+	wait.Until(ctx, t, "the Broker goes with its last user", func() string { return gone(ctx, c, broker) })
+}
+
+// TestLastUserWaitsForItsBroker checks that the last user of a Broker it
+// created does not go before the Broker, though its own objects went first:
+// the API server refuses to delete the Broker for a while (a provider killed
+// between the two steps leaves the same state), and the function waits,
+// says why, and takes the Broker with it once it may.
+func TestLastUserWaitsForItsBroker(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, c, ns := newScene(ctx, t, "held", keep)
+	fn := brokerUser(ctx, t, c, ns, "only", "held")
+	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+
+	broker := &eventingv1.Broker{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "held"}, broker); err != nil {
+		t.Fatal(err)
+	}
+	holdDeletes(ctx, t, c, broker)
+	if err := c.Delete(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, "the function's Service is gone", func() string {
+		return gone(ctx, c, &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fn.Name}})
+	})
+	waitCondition(ctx, t, c, fn, xpv2.TypeSynced, corev1.ConditionFalse, xpv2.ReasonReconcileError, "cannot delete Broker/held")
+
+	update(ctx, t, c, client.ObjectKeyFromObject(broker), func(b *eventingv1.Broker) { delete(b.Annotations, holdAnnotation) })
+	wait.Until(ctx, t, "the Broker goes with its last user", func() string { return gone(ctx, c, broker) })
+	wait.Until(ctx, t, "the function is gone", func() string { return gone(ctx, c, fn) })
+}
+
+// brokerUser creates a function of a prebuilt image that creates the Broker
+// it subscribes to, and plays its Service Ready.
+func brokerUser(ctx context.Context, t *testing.T, c client.Client, ns, name, broker string) *v1alpha1.LambdaFunction {
+	t.Helper()
+	tag := v1alpha1.ImageTag("v1")
+	fn := &v1alpha1.LambdaFunction{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.LambdaFunctionSpec{
+			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "default"}},
+			ForProvider: v1alpha1.LambdaFunctionParameters{
+				Source:   v1alpha1.FunctionSource{Image: &v1alpha1.ImageSource{Repository: "ghcr.io/acme/fn", Tag: &tag}},
+				Eventing: &v1alpha1.FunctionEventing{Broker: &v1alpha1.Broker{Name: v1alpha1.DNSLabel(broker), Create: true}, Triggers: []v1alpha1.Trigger{{Name: "all"}}},
+			},
+		},
+	}
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	playact.MarkServiceReady(ctx, t, c, serviceWhen(ctx, t, c, client.ObjectKeyFromObject(fn), name+"'s Service exists", anyService))
+	return fn
+}
+
+// holdAnnotation marks an object the API server refuses to delete, by the
+// admission policy holdDeletes installs.
+const holdAnnotation = "test.lambda.knative.dev/hold"
+
+// holdDeletes has the API server refuse to delete objects of the Broker's
+// namespace that carry holdAnnotation, by a ValidatingAdmissionPolicy, and
+// annotates the Broker. It returns once the policy is in force.
+func holdDeletes(ctx context.Context, t *testing.T, c client.Client, o *eventingv1.Broker) {
+	t.Helper()
+	name := "hold-" + o.GetNamespace()
+	deny := admissionregistrationv1.Deny
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Delete},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: `!has(oldObject.metadata.annotations) || !("` + holdAnnotation + `" in oldObject.metadata.annotations)`,
+				Message:    "held by the test",
+			}},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{corev1.LabelMetadataName: o.GetNamespace()},
+			}},
+		},
+	}
+	for _, obj := range []client.Object{policy, binding} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Delete(context.Background(), obj) })
+	}
+	update(ctx, t, c, client.ObjectKeyFromObject(o), func(b *eventingv1.Broker) { metav1.SetMetaDataAnnotation(&b.ObjectMeta, holdAnnotation, "true") })
+	// The API server loads a new policy a moment after it is created.
+	wait.Until(ctx, t, "the API server refuses to delete "+o.GetName(), func() string {
+		err := c.Delete(ctx, o, client.DryRunAll)
+		if kerrors.IsForbidden(err) || kerrors.IsInvalid(err) {
+			return ""
+		}
+		return fmt.Sprintf("a dry run of its deletion: %v", err)
+	})
 }

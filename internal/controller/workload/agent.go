@@ -32,7 +32,7 @@ type agentClient struct {
 // and its own replies go to, and compares what is deployed with it.
 func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (managed.ExternalObservation, error) {
 	if meta.WasDeleted(mg) {
-		return c.deleting(ctx)
+		return c.deleting(ctx, render.CreatedBroker(c.namespace, mg.Spec.ForProvider.Eventing.GetBroker()))
 	}
 	spec := mg.Spec.ForProvider
 	observed, err := c.addresses(ctx, mg)

@@ -91,32 +91,47 @@ func (d deployer) remove(ctx context.Context, sharedObjs []client.Object) error 
 			return errors.Wrapf(err, errFmtDelete, k)
 		}
 	}
-	if len(sharedObjs) == 0 {
-		return nil
-	}
-	if used, err := d.brokerInUse(ctx, sharedObjs[len(sharedObjs)-1].GetName()); err != nil || used {
+	left, err := d.sharedLeft(ctx, sharedObjs)
+	if err != nil {
 		return err
 	}
-	// The Broker goes first: it refers to its RabbitmqBrokerConfig. Each is
-	// read from the API server: one another user applied a moment ago may
-	// not be in the informers yet, and the last user skipping it would
-	// leave it behind for good.
+	for _, o := range left {
+		if err := d.kube.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
+			return errors.Wrapf(err, errFmtDelete, render.Key(o))
+		}
+	}
+	return nil
+}
+
+// sharedLeft returns the live copies of the shared objects the resource
+// created that it must still delete, the Broker first (it refers to its
+// RabbitmqBrokerConfig): none while a Trigger of another resource uses the
+// Broker, and none the provider did not create or already deletes. Each is
+// read from the API server: one another user applied a moment ago may not be
+// in the informers yet, and the last user skipping it would leave it behind
+// for good.
+func (d deployer) sharedLeft(ctx context.Context, sharedObjs []client.Object) ([]client.Object, error) {
+	if len(sharedObjs) == 0 {
+		return nil, nil
+	}
+	if used, err := d.brokerInUse(ctx, sharedObjs[len(sharedObjs)-1].GetName()); err != nil || used {
+		return nil, err
+	}
+	var left []client.Object
 	for _, o := range slices.Backward(sharedObjs) {
 		live, err := d.fresh(ctx, o)
 		if apimeta.IsNoMatchError(err) {
 			continue
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if live == nil || notOurs(o, live) != "" {
+		if live == nil || live.GetDeletionTimestamp() != nil || notOurs(o, live) != "" {
 			continue
 		}
-		if err := d.kube.Delete(ctx, live); client.IgnoreNotFound(err) != nil {
-			return errors.Wrapf(err, errFmtDelete, render.Key(o))
-		}
+		left = append(left, live)
 	}
-	return nil
+	return left, nil
 }
 
 // brokerInUse is true when a Trigger of another resource, not itself on its

@@ -247,7 +247,8 @@ func notOurs(o, live client.Object) string {
 }
 
 // fresh reads the live copy of a desired object from the API server, not
-// the informers; nil when it does not exist.
+// the informers; nil when it does not exist. The copy keeps the desired
+// object's kind, which a typed read drops, so errors about it can name it.
 func (d deployer) fresh(ctx context.Context, o client.Object) (client.Object, error) {
 	live := observe.Blank(o)
 	err := d.uncached.Get(ctx, client.ObjectKeyFromObject(o), live)
@@ -257,6 +258,7 @@ func (d deployer) fresh(ctx context.Context, o client.Object) (client.Object, er
 	if err != nil {
 		return nil, errors.Wrapf(err, errFmtGet, render.Key(o))
 	}
+	live.GetObjectKind().SetGroupVersionKind(o.GetObjectKind().GroupVersionKind())
 	return live, nil
 }
 
@@ -280,10 +282,18 @@ func (d deployer) foreign(ctx context.Context, o client.Object) (string, error) 
 }
 
 // deleting is the observation of a resource on its way out: whether any of
-// its objects is left, and nothing else. What holds a live resource (a
-// missing Secret, a taken name) must not keep it from going: the managed
-// reconciler calls Delete until Observe says that nothing exists.
-func (d deployer) deleting(ctx context.Context) (managed.ExternalObservation, error) {
+// its objects is left, or a shared object it created that no one else uses,
+// and nothing else. What holds a live resource (a missing Secret, a taken
+// name) must not keep it from going: the managed reconciler calls Delete
+// until Observe says that nothing exists. The shared objects count because
+// the reconciler never calls Delete again once nothing exists: a Delete cut
+// short after the resource's own objects went (a provider killed, a refused
+// request) would otherwise leave its Broker behind for good.
+func (d deployer) deleting(ctx context.Context, sharedObjs []client.Object) (managed.ExternalObservation, error) {
 	st, err := d.observe(ctx, nil)
-	return managed.ExternalObservation{ResourceExists: st.exists}, err
+	if err != nil || st.exists {
+		return managed.ExternalObservation{ResourceExists: st.exists}, err
+	}
+	left, err := d.sharedLeft(ctx, sharedObjs)
+	return managed.ExternalObservation{ResourceExists: len(left) > 0}, err
 }

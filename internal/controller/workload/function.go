@@ -41,7 +41,7 @@ type functionClient struct {
 // deployed with what render wants.
 func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunction) (managed.ExternalObservation, error) {
 	if meta.WasDeleted(mg) {
-		return c.deleting(ctx)
+		return c.deleting(ctx, render.CreatedBroker(c.namespace, mg.Spec.ForProvider.Eventing.GetBroker()))
 	}
 	at := &mg.Status.AtProvider
 	was := transitionState{phase: at.Phase, reason: mg.GetCondition(xpv2.TypeReady).Reason}
