@@ -3,6 +3,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"net/http/pprof"
 	"os"
@@ -10,7 +11,6 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,7 +33,6 @@ import (
 	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/workload"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
-	"github.com/knative-lambda/provider-knative-lambda/internal/logs"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
@@ -62,12 +61,10 @@ func main() {
 	allowTargets, err := source.ParseCIDRs(*allowTargetCIDRs)
 	kingpin.FatalIfError(err, "Cannot parse --allow-target-cidr")
 
-	zl := logs.Lazy(zap.New(zap.UseDevMode(*debug)))
+	zl := zap.New(zap.UseDevMode(*debug))
 	log := logging.NewLogrLogger(zl.WithName("provider-knative-lambda"))
 	// controller-runtime is very chatty at info level; only debug gets it.
-	// A logger without a sink costs nothing, where one that writes to
-	// io.Discard still encodes every reconcile's values.
-	ctrl.SetLogger(logr.Discard())
+	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
 	if *debug {
 		ctrl.SetLogger(zl)
 	}

@@ -1,9 +1,7 @@
 package clients
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"reflect"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -38,27 +36,9 @@ func (w noopStatusWriter) Update(ctx context.Context, obj client.Object, opts ..
 	return w.SubResourceWriter.Update(ctx, obj, opts...)
 }
 
-// sameStatus compares the status fields of two objects of one kind in their
-// JSON form, which is what an update would send.
+// sameStatus compares the status fields of two objects of one kind.
 func sameStatus(a, b runtime.Object) bool {
-	sa, errA := statusOf(a)
-	sb, errB := statusOf(b)
-	return errA == nil && errB == nil && bytes.Equal(sa, sb)
-}
-
-// statusOf is the JSON of an object's status. A typed object's Status field
-// alone is encoded: converting whole objects to maps to compare their
-// statuses was a fifteenth of what the provider allocated in a rush of
-// creates.
-func statusOf(o runtime.Object) ([]byte, error) {
-	if v := reflect.ValueOf(o); v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct {
-		if s := v.Elem().FieldByName("Status"); s.Kind() == reflect.Struct {
-			return json.Marshal(s.Addr().Interface())
-		}
-	}
-	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(u["status"])
+	ua, errA := runtime.DefaultUnstructuredConverter.ToUnstructured(a)
+	ub, errB := runtime.DefaultUnstructuredConverter.ToUnstructured(b)
+	return errA == nil && errB == nil && reflect.DeepEqual(ua["status"], ub["status"])
 }
