@@ -23,7 +23,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
-	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 )
 
@@ -126,7 +125,7 @@ func run(ctx context.Context, o options) error {
 	case !isLocal && !o.examplesToCurrent:
 		fmt.Printf("Not applying %s to %s, which this command did not start: pass --apply-examples-to-current-context to apply them there.\n", o.examples, cfg.Host)
 	default:
-		objs, err := manifest.Read(filepath.Join(root, o.examples))
+		objs, err := local.Examples(filepath.Join(root, o.examples))
 		if err != nil {
 			return errors.Wrap(err, errReadExamples)
 		}
