@@ -3,7 +3,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"net/http/pprof"
 	"os"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -33,6 +33,7 @@ import (
 	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/workload"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
+	"github.com/knative-lambda/provider-knative-lambda/internal/logs"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
@@ -61,13 +62,17 @@ func main() {
 	allowTargets, err := source.ParseCIDRs(*allowTargetCIDRs)
 	kingpin.FatalIfError(err, "Cannot parse --allow-target-cidr")
 
-	zl := zap.New(zap.UseDevMode(*debug))
+	zl := logs.Lazy(zap.New(zap.UseDevMode(*debug)))
 	log := logging.NewLogrLogger(zl.WithName("provider-knative-lambda"))
 	// controller-runtime is very chatty at info level; only debug gets it.
-	ctrl.SetLogger(zap.New(zap.WriteTo(io.Discard)))
+	// A logger without a sink costs nothing, where one that writes to
+	// io.Discard still encodes every reconcile's values. controller-runtime
+	// keeps the first logger it is given, so it is given one.
+	crl := logr.Discard()
 	if *debug {
-		ctrl.SetLogger(zl)
+		crl = zl
 	}
+	ctrl.SetLogger(crl)
 
 	cfg, err := ctrl.GetConfig()
 	kingpin.FatalIfError(err, "Cannot get the API server's REST config")

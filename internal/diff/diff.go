@@ -13,15 +13,10 @@ import (
 // Missing lists, as "path: want X, got Y", every value of desired that live
 // does not hold. Lists of objects that have a "name" are matched by name, as
 // server-side apply merges them; other lists by position. Both arguments are
-// converted to their JSON form first, so typed objects and unstructured
-// content compare alike.
+// taken in their JSON form, so typed objects and unstructured content
+// compare alike, and numbers by value: 3 and 3.0 are the same.
 func Missing(desired, live any) []string {
 	return missing(jsonForm(desired), jsonForm(live), "")
-}
-
-// Holds is true when live holds everything desired sets.
-func Holds(desired, live any) bool {
-	return len(Missing(desired, live)) == 0
 }
 
 func missing(want, got any, path string) []string {
@@ -52,10 +47,36 @@ func missing(want, got any, path string) []string {
 		}
 		return out
 	}
-	if !reflect.DeepEqual(want, got) {
+	if !sameLeaf(want, got) {
 		return []string{fmt.Sprintf("%s: want %v, got %v", path, want, got)}
 	}
 	return nil
+}
+
+// sameLeaf compares two values that are neither objects nor lists; numbers
+// by value, whatever their Go type.
+func sameLeaf(want, got any) bool {
+	w, wIsNumber := number(want)
+	g, gIsNumber := number(got)
+	if wIsNumber && gIsNumber {
+		return w == g
+	}
+	return reflect.DeepEqual(want, got)
+}
+
+// number is a JSON number's value.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	case float64:
+		return n, true
+	}
+	return 0, false
 }
 
 // element finds the live element a desired list element compares with.
@@ -76,9 +97,17 @@ func element(want any, got []any, i int) (any, string) {
 	return nil, fmt.Sprint(i)
 }
 
-// jsonForm converts a value to what encoding/json decodes its JSON into, so
-// 3 and 3.0, or a typed struct and a map, compare alike.
+// jsonForm is what encoding/json decodes a value's JSON into, so that a
+// typed struct and a map compare alike. Unstructured content (a map or a
+// list) is its own JSON form, but for its numbers' Go types, which
+// sameLeaf ignores: the provider compares every object it renders at every
+// reconcile, and encoding and decoding what is already content was a third
+// of that.
 func jsonForm(v any) any {
+	switch c := v.(type) {
+	case map[string]any, []any:
+		return c
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return v

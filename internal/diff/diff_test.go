@@ -4,6 +4,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 func TestMissing(t *testing.T) {
@@ -54,6 +57,23 @@ func TestMissing(t *testing.T) {
 			}{Port: 8080},
 			live: map[string]any{"port": 8080, "protocol": "TCP"},
 		},
+		"TypedObjects": {
+			reason:  "Typed objects compare in their JSON form, numbers by value, whatever their Go types.",
+			desired: &corev1.ContainerPort{Name: "http1", ContainerPort: 8080},
+			live:    &unstructured.Unstructured{Object: map[string]any{"name": "http1", "containerPort": 8080.0, "protocol": "TCP"}},
+		},
+		"TypedObjectChanged": {
+			reason:  "A typed object's value someone changed is missing.",
+			desired: &corev1.ContainerPort{Name: "http1", ContainerPort: 8080},
+			live:    &corev1.ContainerPort{Name: "http1", ContainerPort: 9090},
+			want:    []string{".containerPort: want 8080, got 9090"},
+		},
+		"NumberAgainstString": {
+			reason:  "A number and a string are not the same value.",
+			desired: map[string]any{"port": 8080},
+			live:    map[string]any{"port": "8080"},
+			want:    []string{".port: want 8080, got 8080"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -61,5 +81,29 @@ func TestMissing(t *testing.T) {
 				t.Errorf("\n%s\nMissing(...): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// BenchmarkMissing compares a Pod's content with a typed live copy, as
+// observe compares what it applies of each object it renders with the
+// cache's copy.
+func BenchmarkMissing(b *testing.B) {
+	pod := &corev1.Pod{Spec: corev1.PodSpec{Containers: []corev1.Container{{
+		Name: "function", Image: "ghcr.io/acme/fn:v1",
+		Env:   []corev1.EnvVar{{Name: "A", Value: "1"}, {Name: "B", Value: "2"}},
+		Ports: []corev1.ContainerPort{{Name: "http1", ContainerPort: 8080}},
+	}}}}
+	pod.Labels = map[string]string{"app.kubernetes.io/name": "fn", "app.kubernetes.io/managed-by": "provider-knative-lambda"}
+	desired, err := runtime.DefaultUnstructuredConverter.ToUnstructured(pod)
+	if err != nil {
+		b.Fatal(err)
+	}
+	live := pod.DeepCopy()
+	live.Status.Phase = corev1.PodRunning
+	b.ReportAllocs()
+	for b.Loop() {
+		if m := Missing(desired, live); len(m) > 0 {
+			b.Fatal(m)
+		}
 	}
 }

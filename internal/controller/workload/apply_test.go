@@ -5,10 +5,12 @@ import (
 	"testing"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"knative.dev/pkg/apis"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
@@ -52,5 +54,20 @@ func TestRemoveDeletesBrokerTheCacheHasNotSeen(t *testing.T) {
 	b := shared[len(shared)-1]
 	if err := apiServer.Get(ctx, client.ObjectKeyFromObject(b), b); !kerrors.IsNotFound(err) {
 		t.Errorf("the last user's remove left Broker %s behind: Get: %v", b.GetName(), err)
+	}
+}
+
+// BenchmarkCompare is what observe does for each object it renders at
+// every reconcile: take what an apply would send of it, and compare that
+// with the cache's copy.
+func BenchmarkCompare(b *testing.B) {
+	svc := imageFunction(b).Service
+	live := svc.DeepCopy()
+	live.Status.URL = &apis.URL{Scheme: "http", Host: "hello.apps.example.com"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if m := diff.Missing(applied(svc), live); len(m) > 0 {
+			b.Fatal(m)
+		}
 	}
 }

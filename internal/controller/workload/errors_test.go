@@ -52,7 +52,7 @@ func listing(items map[string][]client.Object) test.MockListFn {
 
 // imageFunction renders a LambdaFunction of a prebuilt image: a Service
 // alone.
-func imageFunction(t *testing.T) *render.Objects {
+func imageFunction(t testing.TB) *render.Objects {
 	t.Helper()
 	objs, err := render.Function(render.FunctionInput{Namespace: "apps", Name: "hello", Spec: testkit.ImageFunction("apps", "hello").Spec.ForProvider})
 	if err != nil {
