@@ -1,9 +1,11 @@
 package render
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"hash"
 	"maps"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -41,16 +43,27 @@ func stamped(out *Objects, err error) (*Objects, error) {
 }
 
 func stamp(o client.Object) error {
-	b, err := json.Marshal(o)
-	if err != nil {
+	h := sha256.New()
+	if err := json.NewEncoder(jsonHash{h}).Encode(o); err != nil {
 		return errors.Wrap(err, errStamp)
 	}
-	h := sha256.Sum256(b)
+	var sum [sha256.Size]byte
 	a := maps.Clone(o.GetAnnotations())
 	if a == nil {
 		a = map[string]string{}
 	}
-	a[AnnotationRendered] = hex.EncodeToString(h[:])[:renderedHashLen]
+	a[AnnotationRendered] = hex.EncodeToString(h.Sum(sum[:0])[:renderedHashLen/2])
 	o.SetAnnotations(a)
 	return nil
+}
+
+// A jsonHash hashes what a json.Encoder writes but the newline Encode ends
+// a value with, which is exactly what json.Marshal returns: the encoder
+// writes from its pooled buffer, where Marshal copies every object's JSON
+// only for it to be hashed and dropped.
+type jsonHash struct{ hash.Hash }
+
+func (h jsonHash) Write(b []byte) (int, error) {
+	_, _ = h.Hash.Write(bytes.TrimSuffix(b, []byte("\n")))
+	return len(b), nil
 }
