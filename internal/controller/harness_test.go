@@ -13,12 +13,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -123,6 +125,8 @@ type providerOptions struct {
 	// stateMetrics, when set, receive Crossplane's managed resource state
 	// metrics, as the provider's registry does.
 	stateMetrics *statemetrics.MRStateMetrics
+	// mapper, when set, stands between the manager and its REST mapper.
+	mapper func(meta.RESTMapper) meta.RESTMapper
 }
 
 // startProvider runs the provider in the test process, wired as cmd/provider
@@ -141,7 +145,7 @@ func startProvider(t testing.TB, po providerOptions) *provider {
 	cfg.Impersonate = po.as
 	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, writes: p.writes} })
 	writes := clients.NewWrites(clients.DefaultWriteWait)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mo := ctrl.Options{
 		Scheme:    s,
 		NewClient: clients.ManagerClient(writes),
 		Client:    clients.ClientOptions(),
@@ -149,7 +153,17 @@ func startProvider(t testing.TB, po providerOptions) *provider {
 		Metrics:   metricsserver.Options{BindAddress: "0"},
 		// Each test runs its own provider in this one process.
 		Controller: config.Controller{SkipNameValidation: ptr(true)},
-	})
+	}
+	if po.mapper != nil {
+		mo.MapperProvider = func(c *rest.Config, hc *http.Client) (meta.RESTMapper, error) {
+			m, err := apiutil.NewDynamicRESTMapper(c, hc)
+			if err != nil {
+				return nil, err
+			}
+			return po.mapper(m), nil
+		}
+	}
+	mgr, err := ctrl.NewManager(cfg, mo)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/controller/gated"
 )
 
 // Setup adds controllers for both kinds of provider config.
@@ -54,10 +55,6 @@ func Setup(mgr ctrl.Manager, o controller.Options) error {
 
 // SetupGated adds the controllers once their CRDs exist.
 func SetupGated(mgr ctrl.Manager, o controller.Options) error {
-	o.Gate.Register(func() {
-		if err := Setup(mgr, o); err != nil {
-			mgr.GetLogger().Error(err, "cannot set up the provider config controllers")
-		}
-	}, v1alpha1.ProviderConfigGroupVersionKind, v1alpha1.ClusterProviderConfigGroupVersionKind, v1alpha1.ProviderConfigUsageGroupVersionKind)
+	gated.Register(mgr, o, "provider configs", func() error { return Setup(mgr, o) }, v1alpha1.ProviderConfigGroupVersionKind, v1alpha1.ClusterProviderConfigGroupVersionKind, v1alpha1.ProviderConfigUsageGroupVersionKind)
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
+	"github.com/knative-lambda/provider-knative-lambda/internal/controller/gated"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
@@ -240,10 +241,6 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 
 // SetupGated adds the controller once the kind's CRD exists.
 func SetupGated[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, deps Dependencies, k Kind[T]) error {
-	o.Gate.Register(func() {
-		if err := Setup(mgr, o, deps, k); err != nil {
-			mgr.GetLogger().Error(err, "cannot set up controller", "gvk", k.GVK.String())
-		}
-	}, k.GVK)
+	gated.Register(mgr, o, k.GVK.Kind, func() error { return Setup(mgr, o, deps, k) }, k.GVK)
 	return nil
 }
