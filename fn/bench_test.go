@@ -71,7 +71,7 @@ func TestBenchRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}
-	rsp, err := f.RunFunction(context.Background(), req)
+	rsp, err := run(t, f, req)
 	if err != nil || len(rsp.GetDesired().GetResources()) != 6 {
 		t.Fatalf("RunFunction: %v, %d desired resources, want 6", err, len(rsp.GetDesired().GetResources()))
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -49,7 +48,7 @@ func TestLegacyNamespace(t *testing.T) {
 				input = testInput
 			}
 			req := &fnv1.RunFunctionRequest{Input: mustStruct(t, input), Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, tc.xr)}}}
-			rsp, err := (&Function{log: logging.NewNopLogger(), sources: noSources(t)}).RunFunction(context.Background(), req)
+			rsp, err := run(t, &Function{log: logging.NewNopLogger(), sources: noSources(t)}, req)
 			if err != nil {
 				t.Fatal(err)
 			}

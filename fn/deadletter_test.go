@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"testing"
 
 	"github.com/crossplane/function-sdk-go/logging"
@@ -28,7 +27,7 @@ func TestInputDeadLetterSink(t *testing.T) {
 		},
 		RequiredResources: map[string]*fnv1.Resources{"broker-events": {}},
 	}
-	rsp, err := (&Function{log: logging.NewNopLogger(), sources: noSources(t)}).RunFunction(context.Background(), req)
+	rsp, err := run(t, &Function{log: logging.NewNopLogger(), sources: noSources(t)}, req)
 	if err != nil {
 		t.Fatal(err)
 	}

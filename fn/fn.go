@@ -53,7 +53,10 @@ type Function struct {
 // RunFunction composes the objects of one composite resource and reports,
 // in its status and its Reconciling and Stalled conditions, how far they
 // have got. Every failure is a result and a condition, never a crash, and
-// nothing already composed is dropped because of one.
+// nothing already composed is dropped because of one. The composed
+// resources it renders carry their Structs in the encoding gRPC sends
+// (structParser.resource): they are read as Crossplane reads them, after a
+// trip through the wire format.
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, responseTTL)
 

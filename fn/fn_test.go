@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -536,7 +537,7 @@ func TestRunFunction(t *testing.T) {
 				RequiredResources: tc.required,
 			}
 			f := &Function{log: logging.NewNopLogger(), sources: tc.sources}
-			rsp, err := f.RunFunction(context.Background(), req)
+			rsp, err := run(t, f, req)
 			if err != nil {
 				t.Fatalf("%s\nRunFunction(...): %v", tc.reason, err)
 			}
@@ -667,7 +668,26 @@ func renderError(t testing.TB, handler string) string {
 	return err.Error()
 }
 
-// lambdaXR is a namespaced Lambda with a spec in YAML and a status in JSON.
+// run runs f's pass of req and reads its answer as Crossplane does, after a
+// trip through the wire format: composed resources carry their Structs in
+// the encoding gRPC sends.
+func run(t testing.TB, f *Function, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+	t.Helper()
+	rsp, err := f.RunFunction(context.Background(), req)
+	if err != nil {
+		return nil, err
+	}
+	b, err := proto.Marshal(rsp)
+	if err != nil {
+		t.Fatalf("cannot write the answer: %v", err)
+	}
+	read := &fnv1.RunFunctionResponse{}
+	if err := proto.Unmarshal(b, read); err != nil {
+		t.Fatalf("cannot read the answer: %v", err)
+	}
+	return read, nil
+}
+
 // runDirect runs the function in Direct mode with the test Input for a
 // Lambda XR of the spec, given the composed resources observed.
 func runDirect(t testing.TB, spec string, observed map[string]*fnv1.Resource) *fnv1.RunFunctionResponse {
@@ -677,13 +697,14 @@ func runDirect(t testing.TB, spec string, observed map[string]*fnv1.Resource) *f
 		Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, spec, ""))}, Resources: observed},
 		RequiredResources: map[string]*fnv1.Resources{"namespace": {}},
 	}
-	rsp, err := (&Function{log: logging.NewNopLogger(), sources: noSources(t)}).RunFunction(context.Background(), req)
+	rsp, err := run(t, &Function{log: logging.NewNopLogger(), sources: noSources(t)}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return rsp
 }
 
+// lambdaXR is a namespaced Lambda with a spec in YAML and a status in JSON.
 func lambdaXR(t testing.TB, spec, status string) string {
 	t.Helper()
 	xr := map[string]any{
@@ -849,7 +870,7 @@ func TestRunFunctionRefuses(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			req := &fnv1.RunFunctionRequest{Input: mustStruct(t, tc.input), Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, tc.xr)}}}
 			f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}
-			rsp, err := f.RunFunction(context.Background(), req)
+			rsp, err := run(t, f, req)
 			if err != nil {
 				t.Fatalf("%s\nRunFunction(...): %v", tc.reason, err)
 			}
@@ -878,7 +899,7 @@ func TestUnknownModeStalls(t *testing.T) {
 		},
 	}
 	f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}
-	rsp, err := f.RunFunction(context.Background(), req)
+	rsp, err := run(t, f, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1003,7 +1024,7 @@ func runAgentPasses(t *testing.T, xr string, cases map[string]agentPass) {
 				RequiredResources: tc.required,
 			}
 			f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}
-			rsp, err := f.RunFunction(context.Background(), req)
+			rsp, err := run(t, f, req)
 			if err != nil {
 				t.Fatalf("%s\nRunFunction(...): %v", tc.reason, err)
 			}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -90,7 +89,7 @@ func TestObservedGeneration(t *testing.T) {
 				req.RequiredResources = map[string]*fnv1.Resources{requireClaim: tc.claim}
 			}
 			f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}
-			rsp, err := f.RunFunction(context.Background(), req)
+			rsp, err := run(t, f, req)
 			if err != nil {
 				t.Fatalf("%s\nRunFunction(...): %v", tc.reason, err)
 			}

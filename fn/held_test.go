@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -111,7 +110,7 @@ func TestDirectHolds(t *testing.T) {
 				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, tc.spec, tc.status))}, Resources: tc.observed},
 				RequiredResources: tc.required,
 			}
-			rsp, err := (&Function{log: logging.NewNopLogger(), sources: noSources(t)}).RunFunction(context.Background(), req)
+			rsp, err := run(t, &Function{log: logging.NewNopLogger(), sources: noSources(t)}, req)
 			if err != nil {
 				t.Fatalf("%s\nRunFunction(...): %v", tc.reason, err)
 			}

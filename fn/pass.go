@@ -38,7 +38,8 @@ type pass struct {
 	// status is written to the composite resource; nil leaves it alone.
 	status *structpb.Struct
 
-	// parser makes the answer's Structs from slabs they all share.
+	// parser writes the answer's composed resources in the encoding gRPC
+	// sends, into one buffer they all share.
 	parser structParser
 }
 
@@ -78,13 +79,12 @@ func nameOf(o client.Object) resource.Name {
 // says so.
 func (p *pass) compose(objs ...client.Object) error {
 	for _, o := range objs {
-		s, err := p.parser.structOf(o)
+		r, err := p.parser.resource(o, render.Sent)
 		if err != nil {
 			return errors.Wrapf(err, errFmtConvert, o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
 		}
-		maps.DeleteFunc(s.Fields, func(field string, _ *structpb.Value) bool { return !render.Sent(field) })
 		name := nameOf(o)
-		r := &fnv1.Resource{Resource: s, Ready: fnv1.Ready_READY_FALSE}
+		r.Ready = fnv1.Ready_READY_FALSE
 		if ob, ok := p.observed[name]; ok {
 			r.Ready = readiness(ob)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -30,7 +29,7 @@ func TestPrivateRegistryComposed(t *testing.T) {
 			Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, helloSpec, ""))}, Resources: observed},
 			RequiredResources: required,
 		}
-		rsp, err := f.RunFunction(context.Background(), req)
+		rsp, err := run(t, f, req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"testing"
 
 	"github.com/crossplane/function-sdk-go/logging"
@@ -59,7 +58,7 @@ func TestRabbitMQBrokerConfigComposed(t *testing.T) {
 				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, rabbitSpec, ""))}, Resources: tc.observed},
 				RequiredResources: tc.required,
 			}
-			rsp, err := (&Function{log: logging.NewNopLogger(), sources: noSources(t)}).RunFunction(context.Background(), req)
+			rsp, err := run(t, &Function{log: logging.NewNopLogger(), sources: noSources(t)}, req)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"math"
 	"strconv"
-	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf16"
 
 	"google.golang.org/protobuf/types/known/structpb"
 	kjson "sigs.k8s.io/json"
@@ -19,9 +15,9 @@ import (
 // message per JSON value. The SDK converts them through maps both ways, and
 // typed objects through maps again, which was most of a pass's time and
 // allocations. These conversions go through JSON instead: typed objects are
-// written by encoding/json and parsed into Structs whose messages come from
-// slabs, and Structs are written as JSON and read into typed objects by the
-// API machinery's own case-sensitive decoder.
+// written by encoding/json and parsed into the protobuf encoding of Structs
+// (parse.go), and Structs are written as JSON and read into typed objects by
+// the API machinery's own case-sensitive decoder.
 
 const (
 	errFmtEncode    = "cannot encode %T"
@@ -31,23 +27,6 @@ const (
 	errFmtNotFinite = "cannot write the number %v as JSON"
 	errFmtStrict    = "unknown or duplicate fields in %T: %v"
 )
-
-// structOf encodes v, anything encoding/json writes as an object, as a
-// Struct from this parser's slabs, which every Struct it makes shares.
-func (p *structParser) structOf(v any) (*structpb.Struct, error) {
-	buf := jsonBuffers.Get().(*byteSink) //nolint:forcetypeassert // The pool holds nothing else.
-	defer jsonBuffers.Put(buf)
-	*buf = (*buf)[:0]
-	// Escaping <, > and & would only make more strings to unescape.
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, errors.Wrapf(err, errFmtEncode, v)
-	}
-	p.data, p.text, p.pos = *buf, string(*buf), 0
-	s, err := p.document()
-	return s, errors.Wrapf(err, errFmtEncode, v)
-}
 
 // decodeStruct reads s into v as the API server would read its JSON:
 // field names match case-sensitively and unknown fields are left out.
@@ -80,7 +59,7 @@ func (s *byteSink) Write(b []byte) (int, error) {
 }
 
 // jsonBuffers are reused for JSON that is parsed or decoded at once: the
-// parser copies the text it keeps, and the decoders what they keep.
+// parser and the decoders copy what they keep.
 var jsonBuffers = sync.Pool{New: func() any { return new(byteSink) }}
 
 // withJSON calls fn with s written as JSON.
@@ -183,354 +162,6 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-// A slab hands out values of one type from a few large allocations instead
-// of one each. Everything it hands out lives as long as the answer that
-// holds it.
-type slab[T any] struct {
-	free []T
-	next int
-}
-
-// slabMax bounds a slab's allocations, which double from slabMin.
-const (
-	slabMin = 16
-	slabMax = 512
-)
-
-func (s *slab[T]) get() *T {
-	if len(s.free) == 0 {
-		s.next = min(max(2*s.next, slabMin), slabMax)
-		s.free = make([]T, s.next)
-	}
-	t := &s.free[0]
-	s.free = s.free[1:]
-	return t
-}
-
-// A field is a key and value of an object being parsed.
-type field struct {
-	key   string
-	value *structpb.Value
-}
-
-// A structParser parses one JSON document, such as encoding/json writes,
-// into Structs. Strings without escapes are substrings of text, one copy of
-// the document.
-type structParser struct {
-	data []byte
-	text string
-	pos  int
-
-	values  slab[structpb.Value]
-	structs slab[structpb.Struct]
-	lists   slab[structpb.ListValue]
-	ofS     slab[structpb.Value_StructValue]
-	ofL     slab[structpb.Value_ListValue]
-	strs    slab[structpb.Value_StringValue]
-	nums    slab[structpb.Value_NumberValue]
-	bools   slab[structpb.Value_BoolValue]
-	nulls   slab[structpb.Value_NullValue]
-
-	// fields and elems are stacks of the objects' and lists' members being
-	// parsed; a finished object or list takes its own off the top.
-	fields []field
-	elems  []*structpb.Value
-}
-
-// document parses the whole of data, which must be one object.
-func (p *structParser) document() (*structpb.Struct, error) {
-	p.space()
-	if p.pos >= len(p.data) || p.data[p.pos] != '{' {
-		return nil, p.notObject()
-	}
-	s, err := p.object()
-	if err != nil {
-		return nil, err
-	}
-	if p.space(); p.pos != len(p.data) {
-		return nil, p.syntax()
-	}
-	return s, nil
-}
-
-func (p *structParser) syntax() error { return errors.Errorf(errFmtJSON, p.pos) }
-
-func (p *structParser) notObject() error {
-	end := min(p.pos+1, len(p.data))
-	return errors.Errorf(errFmtNotObject, p.data[p.pos:end], p.pos)
-}
-
-func (p *structParser) space() {
-	for p.pos < len(p.data) {
-		switch p.data[p.pos] {
-		case ' ', '\t', '\n', '\r':
-			p.pos++
-		default:
-			return
-		}
-	}
-}
-
-// consume skips space and c, and says whether c was there.
-func (p *structParser) consume(c byte) bool {
-	p.space()
-	if p.pos < len(p.data) && p.data[p.pos] == c {
-		p.pos++
-		return true
-	}
-	return false
-}
-
-func (p *structParser) value() (*structpb.Value, error) {
-	p.space()
-	if p.pos >= len(p.data) {
-		return nil, p.syntax()
-	}
-	v := p.values.get()
-	var err error
-	switch c := p.data[p.pos]; c {
-	case '{':
-		k := p.ofS.get()
-		k.StructValue, err = p.object()
-		v.Kind = k
-	case '[':
-		k := p.ofL.get()
-		k.ListValue, err = p.list()
-		v.Kind = k
-	case '"':
-		k := p.strs.get()
-		k.StringValue, err = p.str()
-		v.Kind = k
-	case 't', 'f':
-		k := p.bools.get()
-		k.BoolValue, err = p.boolean()
-		v.Kind = k
-	case 'n':
-		if !p.literal("null") {
-			err = p.syntax()
-		}
-		v.Kind = p.nulls.get()
-	default:
-		k := p.nums.get()
-		k.NumberValue, err = p.number()
-		v.Kind = k
-	}
-	if err != nil {
-		return nil, err
-	}
-	return v, nil
-}
-
-// object parses an object; pos is at its brace.
-func (p *structParser) object() (*structpb.Struct, error) {
-	p.pos++
-	base := len(p.fields)
-	if !p.consume('}') {
-		for {
-			p.space()
-			if p.pos >= len(p.data) || p.data[p.pos] != '"' {
-				return nil, p.syntax()
-			}
-			k, err := p.str()
-			if err != nil {
-				return nil, err
-			}
-			if !p.consume(':') {
-				return nil, p.syntax()
-			}
-			v, err := p.value()
-			if err != nil {
-				return nil, err
-			}
-			p.fields = append(p.fields, field{key: k, value: v})
-			if p.consume('}') {
-				break
-			}
-			if !p.consume(',') {
-				return nil, p.syntax()
-			}
-		}
-	}
-	s := p.structs.get()
-	s.Fields = make(map[string]*structpb.Value, len(p.fields)-base)
-	for _, f := range p.fields[base:] {
-		s.Fields[f.key] = f.value
-	}
-	p.fields = p.fields[:base]
-	return s, nil
-}
-
-// list parses an array; pos is at its bracket.
-func (p *structParser) list() (*structpb.ListValue, error) {
-	p.pos++
-	base := len(p.elems)
-	if !p.consume(']') {
-		for {
-			v, err := p.value()
-			if err != nil {
-				return nil, err
-			}
-			p.elems = append(p.elems, v)
-			if p.consume(']') {
-				break
-			}
-			if !p.consume(',') {
-				return nil, p.syntax()
-			}
-		}
-	}
-	l := p.lists.get()
-	l.Values = make([]*structpb.Value, len(p.elems)-base)
-	copy(l.Values, p.elems[base:])
-	p.elems = p.elems[:base]
-	return l, nil
-}
-
-// str parses a string; pos is at its opening quote.
-func (p *structParser) str() (string, error) {
-	p.pos++
-	start := p.pos
-	for p.pos < len(p.data) {
-		switch c := p.data[p.pos]; {
-		case c == '"':
-			p.pos++
-			return p.text[start : p.pos-1], nil
-		case c == '\\':
-			return p.escaped(start - 1)
-		case c < 0x20:
-			return "", p.syntax()
-		}
-		p.pos++
-	}
-	return "", p.syntax()
-}
-
-// escaped parses the rest of a string whose first escape is at pos, from
-// its opening quote at quote. Objects hold escapes rarely: in a Dockerfile,
-// code, a template.
-func (p *structParser) escaped(quote int) (string, error) {
-	// The raw text bounds the string's length: one allocation holds it.
-	end := p.pos
-	for end < len(p.data) && p.data[end] != '"' {
-		if p.data[end] == '\\' {
-			end++
-		}
-		end++
-	}
-	var b strings.Builder
-	b.Grow(end - quote)
-	b.WriteString(p.text[quote+1 : p.pos])
-	for p.pos < len(p.data) {
-		start := p.pos
-		for p.pos < len(p.data) && p.data[p.pos] >= 0x20 && p.data[p.pos] != '"' && p.data[p.pos] != '\\' {
-			p.pos++
-		}
-		b.WriteString(p.text[start:p.pos])
-		if p.pos == len(p.data) || p.data[p.pos] < 0x20 {
-			break
-		}
-		if p.data[p.pos] == '"' {
-			p.pos++
-			return b.String(), nil
-		}
-		r, ok := p.escape()
-		if !ok {
-			break
-		}
-		b.WriteRune(r)
-	}
-	return "", p.syntax()
-}
-
-// escape reads the escape at pos, as encoding/json does: a lone or
-// mismatched surrogate is the replacement character.
-func (p *structParser) escape() (rune, bool) {
-	if p.pos+1 >= len(p.data) {
-		return 0, false
-	}
-	c := p.data[p.pos+1]
-	p.pos += 2
-	switch c {
-	case '"', '\\', '/':
-		return rune(c), true
-	case 'b':
-		return '\b', true
-	case 'f':
-		return '\f', true
-	case 'n':
-		return '\n', true
-	case 'r':
-		return '\r', true
-	case 't':
-		return '\t', true
-	case 'u':
-	default:
-		return 0, false
-	}
-	r, ok := p.hex4(p.pos)
-	if !ok {
-		return 0, false
-	}
-	p.pos += 4
-	if !utf16.IsSurrogate(r) {
-		return r, true
-	}
-	if p.pos+1 < len(p.data) && p.data[p.pos] == '\\' && p.data[p.pos+1] == 'u' {
-		if r2, ok := p.hex4(p.pos + 2); ok {
-			if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
-				p.pos += 6
-				return d, true
-			}
-		}
-	}
-	return unicode.ReplacementChar, true
-}
-
-// hex4 reads the four hex digits at i.
-func (p *structParser) hex4(i int) (rune, bool) {
-	if len(p.data)-i < 4 {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(p.text[i:i+4], 16, 32)
-	return rune(n), err == nil //nolint:gosec // Four hex digits: at most 0xFFFF.
-}
-
-func (p *structParser) literal(word string) bool {
-	if len(p.data)-p.pos < len(word) || p.text[p.pos:p.pos+len(word)] != word {
-		return false
-	}
-	p.pos += len(word)
-	return true
-}
-
-func (p *structParser) boolean() (bool, error) {
-	switch {
-	case p.literal("true"):
-		return true, nil
-	case p.literal("false"):
-		return false, nil
-	}
-	return false, p.syntax()
-}
-
-// number parses a number; strconv refuses what is not one.
-func (p *structParser) number() (float64, error) {
-	start := p.pos
-	for p.pos < len(p.data) {
-		c := p.data[p.pos]
-		if (c < '0' || c > '9') && c != '-' && c != '+' && c != '.' && c != 'e' && c != 'E' {
-			break
-		}
-		p.pos++
-	}
-	f, err := strconv.ParseFloat(p.text[start:p.pos], 64)
-	if err != nil || start == p.pos {
-		p.pos = start
-		return 0, p.syntax()
-	}
-	return f, nil
 }
 
 // structAt is the object at a path of fields in s; nil when there is none.

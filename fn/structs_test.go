@@ -2,12 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
+	"strings"
 	"testing"
 
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
 	batchv1 "k8s.io/api/batch/v1"
@@ -40,7 +46,71 @@ func TestStructOfRendered(t *testing.T) {
 			if diff := cmp.Diff(toStruct(t, o), got, protocmp.Transform()); diff != "" {
 				t.Errorf("structOf(): -via a map, +got:\n%s", diff)
 			}
+
+			// As a composed resource, the same Struct but what a client
+			// does not send, read as Crossplane reads it.
+			r, err := new(structParser).resource(o, render.Sent)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := toStruct(t, o)
+			maps.DeleteFunc(want.Fields, func(field string, _ *structpb.Value) bool { return !render.Sent(field) })
+			if diff := cmp.Diff(&fnv1.Resource{Resource: want}, onWire(t, r), protocmp.Transform()); diff != "" {
+				t.Errorf("resource(): -via a map, +got:\n%s", diff)
+			}
 		})
+	}
+}
+
+// onWire is m written and read back in the wire format.
+func onWire[M proto.Message](t *testing.T, m M) M {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := m.ProtoReflect().New().Interface().(M) //nolint:forcetypeassert // A new message of M's own type.
+	if err := proto.Unmarshal(b, read); err != nil {
+		t.Fatal(err)
+	}
+	return read
+}
+
+// TestResourceKeepsTopLevelFields checks that only top-level fields are
+// left out of a composed resource: a field of the same name deeper stays.
+func TestResourceKeepsTopLevelFields(t *testing.T) {
+	in := map[string]any{"status": map[string]any{"a": 1}, "spec": map[string]any{"status": "deeper", "n": []any{1, "x"}}}
+	r, err := new(structParser).resource(in, func(field string) bool { return field != "status" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustStruct(t, `{"spec":{"status":"deeper","n":[1,"x"]}}`)
+	if diff := cmp.Diff(&fnv1.Resource{Resource: want}, onWire(t, r), protocmp.Transform()); diff != "" {
+		t.Errorf("resource(): -want, +got:\n%s", diff)
+	}
+}
+
+// TestWireFieldNumbers holds the parser's field numbers to the messages'
+// own descriptors.
+func TestWireFieldNumbers(t *testing.T) {
+	field := func(m proto.Message, name string) protowire.Number {
+		return m.ProtoReflect().Descriptor().Fields().ByName(protoreflect.Name(name)).Number()
+	}
+	entry := (&structpb.Struct{}).ProtoReflect().Descriptor().Fields().ByName("fields").Message()
+	got := map[string]protowire.Number{
+		"Struct.fields": numStructFields, "entry.key": numEntryKey, "entry.value": numEntryValue,
+		"Value.null_value": numValueNull, "Value.number_value": numValueNumber, "Value.string_value": numValueString,
+		"Value.bool_value": numValueBool, "Value.struct_value": numValueStruct, "Value.list_value": numValueList,
+		"ListValue.values": numListValues, "Resource.resource": numResource,
+	}
+	want := map[string]protowire.Number{
+		"Struct.fields": field(&structpb.Struct{}, "fields"), "entry.key": entry.Fields().ByName("key").Number(), "entry.value": entry.Fields().ByName("value").Number(),
+		"Value.null_value": field(&structpb.Value{}, "null_value"), "Value.number_value": field(&structpb.Value{}, "number_value"), "Value.string_value": field(&structpb.Value{}, "string_value"),
+		"Value.bool_value": field(&structpb.Value{}, "bool_value"), "Value.struct_value": field(&structpb.Value{}, "struct_value"), "Value.list_value": field(&structpb.Value{}, "list_value"),
+		"ListValue.values": field(&structpb.ListValue{}, "values"), "Resource.resource": field(&fnv1.Resource{}, "resource"),
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("field numbers: -descriptors, +parser:\n%s", diff)
 	}
 }
 
@@ -67,6 +137,11 @@ func TestStructOfJSON(t *testing.T) {
 		"Nested": {
 			reason: "Deep nesting keeps each object's fields its own.",
 			in:     `{"a":{"b":{"c":[{"d":1},{"e":[{"f":"g"}]}]}},"h":{"i":2}}`,
+		},
+		"Lengths": {
+			reason: "Messages whose lengths need one, two and three bytes, so each is moved once its length is known, or not.",
+			in: `{"one":"` + strings.Repeat("a", 127) + `","two":"` + strings.Repeat("b", 128) + `","twoFull":"` + strings.Repeat("c", 16383) +
+				`","three":"` + strings.Repeat("d", 16384) + `","nested":{"l":["` + strings.Repeat("e\\n", 9000) + `"]}}`,
 		},
 		"NotObject": {
 			reason: "A document that is not an object is refused.",
@@ -111,23 +186,22 @@ func TestStructOfJSON(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p := &structParser{data: []byte(tc.in), text: tc.in}
-			got, err := p.document()
+			got, err := new(structParser).parse([]byte(tc.in))
 			if tc.err {
 				if err == nil {
-					t.Errorf("%s\ndocument(): no error, want one", tc.reason)
+					t.Errorf("%s\nparse(): no error, want one", tc.reason)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("%s\ndocument(): %v", tc.reason, err)
+				t.Fatalf("%s\nparse(): %v", tc.reason, err)
 			}
 			want := &structpb.Struct{}
 			if err := protojson.Unmarshal([]byte(tc.in), want); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
-				t.Errorf("%s\ndocument(): -protojson, +got:\n%s", tc.reason, diff)
+				t.Errorf("%s\nparse(): -protojson, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
@@ -284,7 +358,7 @@ func TestParseString(t *testing.T) {
 		in     string
 		err    bool
 	}{
-		"Plain":          {reason: "A string without escapes is a substring of the document.", in: `"plain é"`},
+		"Plain":          {reason: "A string without escapes is copied as it is.", in: `"plain é"`},
 		"Escapes":        {reason: "Every escape JSON has.", in: `"\" \\ \/ \b \f \n \r \t \u0041 \u00e9"`},
 		"SurrogatePair":  {reason: "A surrogate pair is one character.", in: `"\ud83d\ude00!"`},
 		"LoneHigh":       {reason: "A lone high surrogate is the replacement character.", in: `"\ud83dx"`},
@@ -298,17 +372,23 @@ func TestParseString(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			p := &structParser{data: []byte(tc.in), text: tc.in}
-			got, err := p.str()
+			p := &structParser{data: []byte(tc.in)}
+			err := p.str(numValueString)
 			if tc.err {
 				if err == nil {
-					t.Errorf("%s\nstr(): %q, want an error", tc.reason, got)
+					t.Errorf("%s\nstr(): wrote %q, want an error", tc.reason, p.wire)
 				}
 				return
 			}
 			if err != nil {
 				t.Fatalf("%s\nstr(): %v", tc.reason, err)
 			}
+			num, typ, n := protowire.ConsumeTag(p.wire)
+			b, m := protowire.ConsumeBytes(p.wire[max(n, 0):])
+			if num != numValueString || typ != protowire.BytesType || m != len(p.wire)-n {
+				t.Fatalf("%s\nstr() wrote %x, want one string field", tc.reason, p.wire)
+			}
+			got := string(b)
 			var want string
 			if err := json.Unmarshal([]byte(tc.in), &want); err != nil {
 				t.Fatal(err)

@@ -1,0 +1,442 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/crossplane/function-sdk-go/errors"
+)
+
+// Field numbers of the messages a parser writes: google.protobuf's Struct,
+// its map entries, Value and ListValue, and the SDK's Resource.
+const (
+	numStructFields protowire.Number = 1
+	numEntryKey     protowire.Number = 1
+	numEntryValue   protowire.Number = 2
+	numValueNull    protowire.Number = 1
+	numValueNumber  protowire.Number = 2
+	numValueString  protowire.Number = 3
+	numValueBool    protowire.Number = 4
+	numValueStruct  protowire.Number = 5
+	numValueList    protowire.Number = 6
+	numListValues   protowire.Number = 1
+	numResource     protowire.Number = 1
+)
+
+// lenRoom is the room a message's length gets before the message is
+// written: two bytes hold any length below 16 KiB, which nearly every one
+// is, so few messages move once their length is known.
+const lenRoom = 2
+
+// A structParser parses JSON documents, such as encoding/json writes, into
+// the protobuf encoding of Structs, without a message per value in between.
+// A composed resource of the answer carries that encoding as it is, for
+// gRPC to send as its Struct field.
+type structParser struct {
+	data []byte
+	pos  int
+
+	// wire is what the parser is writing.
+	wire []byte
+	// scratch keeps the room of encodings that are read at once.
+	scratch []byte
+}
+
+// resource is a composed resource whose Struct holds v, anything
+// encoding/json writes as an object, with only the top-level fields keep
+// admits. The Struct is carried in the encoding gRPC sends: it is read after
+// a trip through the wire format, as Crossplane reads it.
+func (p *structParser) resource(v any, keep func(field string) bool) (*fnv1.Resource, error) {
+	err := encoded(v, func(data []byte) error {
+		// The encoding is about as long as the JSON: one allocation most
+		// often holds it.
+		p.wire = make([]byte, 0, len(data)+len(data)/4+8)
+		at := p.open(numResource)
+		if err := p.document(data, keep); err != nil {
+			return err
+		}
+		p.close(at)
+		return nil
+	})
+	wire := p.wire
+	p.wire = nil
+	if err != nil {
+		return nil, errors.Wrapf(err, errFmtEncode, v)
+	}
+	r := &fnv1.Resource{}
+	r.ProtoReflect().SetUnknown(wire)
+	return r, nil
+}
+
+// structOf is the Struct of v, anything encoding/json writes as an object.
+func (p *structParser) structOf(v any) (*structpb.Struct, error) {
+	var s *structpb.Struct
+	err := encoded(v, func(b []byte) error {
+		var err error
+		s, err = p.parse(b)
+		return err
+	})
+	return s, errors.Wrapf(err, errFmtEncode, v)
+}
+
+// parse is the Struct of data, which must be one JSON object.
+func (p *structParser) parse(data []byte) (*structpb.Struct, error) {
+	// The Struct holds copies: the encoding's room is kept for the next.
+	p.wire = p.scratch[:0]
+	defer func() { p.scratch, p.wire = p.wire[:0], nil }()
+	if err := p.document(data, nil); err != nil {
+		return nil, err
+	}
+	s := &structpb.Struct{}
+	return s, proto.Unmarshal(p.wire, s)
+}
+
+// encoded calls fn with v written as JSON.
+func encoded(v any, fn func([]byte) error) error {
+	buf := jsonBuffers.Get().(*byteSink) //nolint:forcetypeassert // The pool holds nothing else.
+	defer jsonBuffers.Put(buf)
+	*buf = (*buf)[:0]
+	// Escaping <, > and & would only make more strings to unescape.
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return fn(*buf)
+}
+
+// document appends the encoding of the Struct of data, which must be one
+// object, with only the top-level fields keep admits; nil keeps all.
+func (p *structParser) document(data []byte, keep func(string) bool) error {
+	p.data, p.pos = data, 0
+	// data is lent: nothing may read it once the document is written.
+	defer func() { p.data = nil }()
+	p.space()
+	if p.pos >= len(p.data) || p.data[p.pos] != '{' {
+		return p.notObject()
+	}
+	if err := p.object(keep); err != nil {
+		return err
+	}
+	if p.space(); p.pos != len(p.data) {
+		return p.syntax()
+	}
+	return nil
+}
+
+// open appends the tag of a length-delimited field and room for its
+// length, and returns where the room is.
+func (p *structParser) open(num protowire.Number) int {
+	p.wire = protowire.AppendTag(p.wire, num, protowire.BytesType)
+	at := len(p.wire)
+	p.wire = append(p.wire, make([]byte, lenRoom)...)
+	return at
+}
+
+// close writes the length of what was appended since open into the room at
+// at, moving it when the length takes more or less room.
+func (p *structParser) close(at int) {
+	n := len(p.wire) - at - lenRoom
+	size := protowire.SizeVarint(uint64(n)) //nolint:gosec // A length is not negative.
+	switch {
+	case size > lenRoom:
+		p.wire = append(p.wire, make([]byte, size-lenRoom)...)
+		copy(p.wire[at+size:], p.wire[at+lenRoom:at+lenRoom+n])
+	case size < lenRoom:
+		copy(p.wire[at+size:], p.wire[at+lenRoom:])
+		p.wire = p.wire[:at+size+n]
+	}
+	protowire.AppendVarint(p.wire[:at], uint64(n)) //nolint:gosec // A length is not negative.
+}
+
+func (p *structParser) syntax() error { return errors.Errorf(errFmtJSON, p.pos) }
+
+func (p *structParser) notObject() error {
+	end := min(p.pos+1, len(p.data))
+	return errors.Errorf(errFmtNotObject, p.data[p.pos:end], p.pos)
+}
+
+func (p *structParser) space() {
+	for p.pos < len(p.data) {
+		switch p.data[p.pos] {
+		case ' ', '\t', '\n', '\r':
+			p.pos++
+		default:
+			return
+		}
+	}
+}
+
+// consume skips space and c, and says whether c was there.
+func (p *structParser) consume(c byte) bool {
+	p.space()
+	if p.pos < len(p.data) && p.data[p.pos] == c {
+		p.pos++
+		return true
+	}
+	return false
+}
+
+// value appends the fields of the Value message of the value at pos.
+func (p *structParser) value() error {
+	p.space()
+	if p.pos >= len(p.data) {
+		return p.syntax()
+	}
+	switch c := p.data[p.pos]; c {
+	case '{':
+		at := p.open(numValueStruct)
+		if err := p.object(nil); err != nil {
+			return err
+		}
+		p.close(at)
+	case '[':
+		at := p.open(numValueList)
+		if err := p.list(); err != nil {
+			return err
+		}
+		p.close(at)
+	case '"':
+		return p.str(numValueString)
+	case 't', 'f':
+		b, err := p.boolean()
+		if err != nil {
+			return err
+		}
+		p.wire = protowire.AppendTag(p.wire, numValueBool, protowire.VarintType)
+		p.wire = protowire.AppendVarint(p.wire, protowire.EncodeBool(b))
+	case 'n':
+		if !p.literal("null") {
+			return p.syntax()
+		}
+		p.wire = protowire.AppendTag(p.wire, numValueNull, protowire.VarintType)
+		p.wire = protowire.AppendVarint(p.wire, uint64(structpb.NullValue_NULL_VALUE))
+	default:
+		f, err := p.number()
+		if err != nil {
+			return err
+		}
+		p.wire = protowire.AppendTag(p.wire, numValueNumber, protowire.Fixed64Type)
+		p.wire = protowire.AppendFixed64(p.wire, math.Float64bits(f))
+	}
+	return nil
+}
+
+// object appends the fields of the Struct message of the object at pos: a
+// map entry per member whose key keep admits; nil admits all.
+func (p *structParser) object(keep func(string) bool) error {
+	p.pos++
+	if p.consume('}') {
+		return nil
+	}
+	for {
+		p.space()
+		if p.pos >= len(p.data) || p.data[p.pos] != '"' {
+			return p.syntax()
+		}
+		start := len(p.wire)
+		entry := p.open(numStructFields)
+		key := len(p.wire)
+		if err := p.str(numEntryKey); err != nil {
+			return err
+		}
+		kept := keep == nil || keep(p.keyAt(key))
+		if !p.consume(':') {
+			return p.syntax()
+		}
+		at := p.open(numEntryValue)
+		if err := p.value(); err != nil {
+			return err
+		}
+		p.close(at)
+		p.close(entry)
+		if !kept {
+			p.wire = p.wire[:start]
+		}
+		if p.consume('}') {
+			return nil
+		}
+		if !p.consume(',') {
+			return p.syntax()
+		}
+	}
+}
+
+// keyAt is the key str wrote at at.
+func (p *structParser) keyAt(at int) string {
+	_, _, n := protowire.ConsumeTag(p.wire[at:])
+	key, _ := protowire.ConsumeBytes(p.wire[at+n:])
+	return string(key)
+}
+
+// list appends the fields of the ListValue message of the array at pos.
+func (p *structParser) list() error {
+	p.pos++
+	if p.consume(']') {
+		return nil
+	}
+	for {
+		at := p.open(numListValues)
+		if err := p.value(); err != nil {
+			return err
+		}
+		p.close(at)
+		if p.consume(']') {
+			return nil
+		}
+		if !p.consume(',') {
+			return p.syntax()
+		}
+	}
+}
+
+// str appends the string at pos, unescaped, as field num; pos is at its
+// opening quote.
+func (p *structParser) str(num protowire.Number) error {
+	at := p.open(num)
+	p.pos++
+	start := p.pos
+	for p.pos < len(p.data) {
+		switch c := p.data[p.pos]; {
+		case c == '"':
+			p.wire = append(p.wire, p.data[start:p.pos]...)
+			p.pos++
+			p.close(at)
+			return nil
+		case c == '\\':
+			p.wire = append(p.wire, p.data[start:p.pos]...)
+			if err := p.escaped(); err != nil {
+				return err
+			}
+			p.close(at)
+			return nil
+		case c < 0x20:
+			return p.syntax()
+		}
+		p.pos++
+	}
+	return p.syntax()
+}
+
+// escaped appends the rest of a string, unescaped, from its first escape
+// at pos. Objects hold escapes rarely: in a Dockerfile, code, a template.
+func (p *structParser) escaped() error {
+	for p.pos < len(p.data) {
+		start := p.pos
+		for p.pos < len(p.data) && p.data[p.pos] >= 0x20 && p.data[p.pos] != '"' && p.data[p.pos] != '\\' {
+			p.pos++
+		}
+		p.wire = append(p.wire, p.data[start:p.pos]...)
+		if p.pos == len(p.data) || p.data[p.pos] < 0x20 {
+			break
+		}
+		if p.data[p.pos] == '"' {
+			p.pos++
+			return nil
+		}
+		r, ok := p.escape()
+		if !ok {
+			break
+		}
+		p.wire = utf8.AppendRune(p.wire, r)
+	}
+	return p.syntax()
+}
+
+// escape reads the escape at pos, as encoding/json does: a lone or
+// mismatched surrogate is the replacement character.
+func (p *structParser) escape() (rune, bool) {
+	if p.pos+1 >= len(p.data) {
+		return 0, false
+	}
+	c := p.data[p.pos+1]
+	p.pos += 2
+	switch c {
+	case '"', '\\', '/':
+		return rune(c), true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	case 'u':
+	default:
+		return 0, false
+	}
+	r, ok := p.hex4(p.pos)
+	if !ok {
+		return 0, false
+	}
+	p.pos += 4
+	if !utf16.IsSurrogate(r) {
+		return r, true
+	}
+	if p.pos+1 < len(p.data) && p.data[p.pos] == '\\' && p.data[p.pos+1] == 'u' {
+		if r2, ok := p.hex4(p.pos + 2); ok {
+			if d := utf16.DecodeRune(r, r2); d != unicode.ReplacementChar {
+				p.pos += 6
+				return d, true
+			}
+		}
+	}
+	return unicode.ReplacementChar, true
+}
+
+// hex4 reads the four hex digits at i.
+func (p *structParser) hex4(i int) (rune, bool) {
+	if len(p.data)-i < 4 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(p.data[i:i+4]), 16, 32)
+	return rune(n), err == nil //nolint:gosec // Four hex digits: at most 0xFFFF.
+}
+
+func (p *structParser) literal(word string) bool {
+	if len(p.data)-p.pos < len(word) || string(p.data[p.pos:p.pos+len(word)]) != word {
+		return false
+	}
+	p.pos += len(word)
+	return true
+}
+
+func (p *structParser) boolean() (bool, error) {
+	switch {
+	case p.literal("true"):
+		return true, nil
+	case p.literal("false"):
+		return false, nil
+	}
+	return false, p.syntax()
+}
+
+// number parses a number; strconv refuses what is not one.
+func (p *structParser) number() (float64, error) {
+	start := p.pos
+	for p.pos < len(p.data) {
+		c := p.data[p.pos]
+		if (c < '0' || c > '9') && c != '-' && c != '+' && c != '.' && c != 'e' && c != 'E' {
+			break
+		}
+		p.pos++
+	}
+	f, err := strconv.ParseFloat(string(p.data[start:p.pos]), 64)
+	if err != nil || start == p.pos {
+		p.pos = start
+		return 0, p.syntax()
+	}
+	return f, nil
+}
