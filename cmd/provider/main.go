@@ -117,7 +117,7 @@ func main() {
 	}
 
 	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")
-	deps := workload.DefaultDependencies(mgr, writes, deny, allowTargets)
+	deps := workload.DefaultDependencies(mgr, writes, deny, allowTargets, log)
 	deps.Polls = workload.NewPolls(*pollInterval, *maxReconcileRate, *maxPollShare)
 	kingpin.FatalIfError(lambdacontroller.SetupGated(mgr, o, deps), "Cannot set up the controllers")
 	log.Info("Starting", "sync", syncInterval.String(), "poll", pollInterval.String(), "max-poll-share", *maxPollShare, "max-reconcile-rate", *maxReconcileRate)

@@ -12,8 +12,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
@@ -114,7 +115,6 @@ current-context: one
 type manager struct{}
 
 func (manager) GetConfig() *rest.Config { return &rest.Config{QPS: 10, Burst: 20} }
-func (manager) GetLogger() logr.Logger  { return logr.Discard() }
 
 // TestRefusedKubeconfigReachesNothing gives the cache kubeconfigs a tenant
 // could write, each naming a real server that counts its connections: none
@@ -200,7 +200,7 @@ func TestRefusedKubeconfigReachesNothing(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			before := accepted.Load()
 			dial := source.RefusingDialer(lookup, toServer, source.Policy{Allow: tc.allow})
-			c := NewCache(Target{}, TargetClients(manager{}, Owned{}), dial)
+			c := NewCache(Target{}, TargetClients(manager{}, Owned{}, logging.NewNopLogger()), dial)
 			defer c.cancel()
 			_, err := c.For(Config{Kubeconfig: tc.kc, Secret: "team/target/kubeconfig"})
 			reached := accepted.Load() > before

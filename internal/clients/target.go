@@ -3,12 +3,12 @@ package clients
 import (
 	"context"
 
-	"github.com/go-logr/logr"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 
 	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 )
@@ -20,10 +20,9 @@ const (
 )
 
 // A Manager is the part of a controller manager target clients follow: its
-// request rate and its logger.
+// request rate.
 type Manager interface {
 	GetConfig() *rest.Config
-	GetLogger() logr.Logger
 }
 
 // TargetClients makes clients for remote target clusters that work as the
@@ -33,8 +32,10 @@ type Manager interface {
 // client-go's default of 5 per second. A cluster that cannot be reached, or
 // whose address the dialer refuses, is an error at once, not informers that
 // retry in the background while every read waits.
-// The informers of owned kinds are followed as FollowOwned says.
-func TargetClients(mgr Manager, owned Owned) NewClientFn {
+// The informers of owned kinds are followed as FollowOwned says. A cache
+// that stops on an error says so in log: controller-runtime's own logger
+// writes nothing without --debug.
+func TargetClients(mgr Manager, owned Owned, log logging.Logger) NewClientFn {
 	return func(ctx context.Context, cfg *rest.Config) (Target, error) {
 		s, err := kinds.TargetScheme()
 		if err != nil {
@@ -64,7 +65,7 @@ func TargetClients(mgr Manager, owned Owned) NewClientFn {
 		indexed := FollowOwned(ctx, c.GetCache(), owned)
 		go func() {
 			if err := c.Start(ctx); err != nil {
-				mgr.GetLogger().Error(err, errRunTargetCache, "host", cfg.Host)
+				log.Info(errRunTargetCache, "host", cfg.Host, "error", err)
 			}
 		}()
 		return Target{Client: c.GetClient(), Uncached: c.GetAPIReader(), Indexed: indexed}, nil

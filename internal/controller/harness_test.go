@@ -187,7 +187,7 @@ func startProvider(t testing.TB, po providerOptions) *provider {
 	if err := customresourcesgate.Setup(mgr, o); err != nil {
 		t.Fatal(err)
 	}
-	deps := workload.DefaultDependencies(mgr, writes, nil, po.allowTargets)
+	deps := workload.DefaultDependencies(mgr, writes, nil, po.allowTargets, po.log)
 	deps.Polls = workload.NewPolls(po.poll, testRate, workload.DefaultPollShare)
 	if po.change != nil {
 		po.change(&deps)

@@ -19,6 +19,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
@@ -114,15 +115,16 @@ type Dependencies struct {
 // credential set, and git and S3 servers and target clusters reached only
 // through the safe dialer, which also refuses the networks in deny. Target
 // clusters may be in allowTargets even where the dialer refuses them. The
-// manager's client records its writes in writes.
-func DefaultDependencies(mgr ctrl.Manager, writes *clients.Writes, deny, allowTargets []netip.Prefix) Dependencies {
+// manager's client records its writes in writes; what goes wrong outside a
+// reconcile is logged in log.
+func DefaultDependencies(mgr ctrl.Manager, writes *clients.Writes, deny, allowTargets []netip.Prefix, log logging.Logger) Dependencies {
 	w := newWakes()
 	owned := clients.Owned{Kinds: ownedObjects(), Wake: w.wake}
 	return Dependencies{
 		Configs: clients.NewSecretCache(mgr.GetClient(), clients.DefaultSecretFreshness),
 		Targets: clients.NewCache(
 			clients.Target{Client: mgr.GetClient(), Uncached: mgr.GetAPIReader()},
-			clients.TargetClients(mgr, owned), source.SafeDialer(source.Policy{Deny: deny, Allow: allowTargets}),
+			clients.TargetClients(mgr, owned, log), source.SafeDialer(source.Policy{Deny: deny, Allow: allowTargets}),
 			clients.WithLocalIndex(func() map[string]bool {
 				return clients.FollowOwned(context.Background(), mgr.GetCache(), owned)
 			})),
