@@ -39,7 +39,7 @@ type pass struct {
 	status *structpb.Struct
 
 	// parser writes the answer's composed resources in the encoding gRPC
-	// sends, into one buffer they all share.
+	// sends.
 	parser structParser
 }
 

@@ -2,19 +2,21 @@
 package gated
 
 import (
-	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/controller"
 )
 
-// servedPoll is how often a gated setup asks whether discovery serves its
-// kinds yet.
-const servedPoll = time.Second
+// Waits of a gated setup before it asks again whether discovery serves its
+// kinds: each question the mapper cannot answer asks discovery again, so
+// the wait doubles, up to a minute.
+const (
+	firstWait = time.Second
+	maxWait   = time.Minute
+)
 
 // A Mapper is what Register needs of a manager.
 type Mapper interface {
@@ -25,14 +27,14 @@ type Mapper interface {
 // CRD gate says, and the API server's discovery serves their kinds.
 // Discovery can trail Established: a setup run in between could not make
 // its informers, and the gate never opens twice, so the controller would
-// never start, as a LambdaFunction composed right after Crossplane activated
-// its CRD once showed. A setup that fails all the same is logged where the
+// never start. A setup that fails all the same is logged where the
 // provider's log is always written.
 func Register(m Mapper, o controller.Options, what string, setup func() error, gvks ...schema.GroupVersionKind) {
 	o.Gate.Register(func() {
-		_ = wait.PollUntilContextCancel(context.Background(), servedPoll, true, func(context.Context) (bool, error) {
-			return served(m.GetRESTMapper(), gvks), nil
-		})
+		for wait := firstWait; !served(m.GetRESTMapper(), gvks); wait = min(2*wait, maxWait) {
+			o.Logger.Debug("Waiting for discovery to serve the controller's kinds", "controller", what)
+			time.Sleep(wait)
+		}
 		if err := setup(); err != nil {
 			o.Logger.Info("Cannot set up a controller", "controller", what, "error", err)
 		}
