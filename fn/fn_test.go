@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -677,15 +676,7 @@ func run(t testing.TB, f *Function, req *fnv1.RunFunctionRequest) (*fnv1.RunFunc
 	if err != nil {
 		return nil, err
 	}
-	b, err := proto.Marshal(rsp)
-	if err != nil {
-		t.Fatalf("cannot write the answer: %v", err)
-	}
-	read := &fnv1.RunFunctionResponse{}
-	if err := proto.Unmarshal(b, read); err != nil {
-		t.Fatalf("cannot read the answer: %v", err)
-	}
-	return read, nil
+	return onWire(t, rsp), nil
 }
 
 // runDirect runs the function in Direct mode with the test Input for a

@@ -63,7 +63,7 @@ func TestStructOfRendered(t *testing.T) {
 }
 
 // onWire is m written and read back in the wire format.
-func onWire[M proto.Message](t *testing.T, m M) M {
+func onWire[M proto.Message](t testing.TB, m M) M {
 	t.Helper()
 	b, err := proto.Marshal(m)
 	if err != nil {
