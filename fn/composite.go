@@ -4,7 +4,6 @@ import (
 	"slices"
 	"strings"
 
-	"google.golang.org/protobuf/types/known/structpb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -52,7 +51,7 @@ type composite struct {
 }
 
 // compositeOf reads which workload a composite resource asks for.
-func compositeOf(xr *structpb.Struct) (composite, error) {
+func compositeOf(xr object) (composite, error) {
 	c := composite{kind: stringAt(xr, "kind"), namespace: stringAt(xr, "metadata", "namespace"), name: stringAt(xr, "metadata", "name")}
 	var into metav1.Object
 	switch c.kind {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"google.golang.org/protobuf/types/known/structpb"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
@@ -66,15 +65,15 @@ func conditions(rsp *fnv1.RunFunctionResponse, v observe.Verdict) {
 // complete, a ConfigMap, NetworkPolicy or RabbitmqBrokerConfig (which have no
 // status) as soon as it exists, anything else (Knative objects, managed
 // resources) once its Ready condition is True.
-func readiness(s *structpb.Struct) fnv1.Ready {
+func readiness(o object) fnv1.Ready {
 	want := "Ready"
-	switch stringAt(s, "kind") {
+	switch stringAt(o, "kind") {
 	case "ConfigMap", "NetworkPolicy", render.RabbitMQBrokerConfigKind:
 		return fnv1.Ready_READY_TRUE
 	case "Job":
 		want = string(batchv1.JobComplete)
 	}
-	if c := condition(s, want); stringAt(c, "status") == string(corev1.ConditionTrue) {
+	if c := condition(o, want); stringAt(c, "status") == string(corev1.ConditionTrue) {
 		return fnv1.Ready_READY_TRUE
 	}
 	return fnv1.Ready_READY_FALSE
@@ -82,11 +81,15 @@ func readiness(s *structpb.Struct) fnv1.Ready {
 
 // condition is an observed object's condition of a type; nil when it has
 // none.
-func condition(s *structpb.Struct, typ string) *structpb.Struct {
-	for _, c := range structAt(s, "status").GetFields()["conditions"].GetListValue().GetValues() {
-		if m := c.GetStructValue(); stringAt(m, "type") == typ {
-			return m
+func condition(o object, typ string) object {
+	var found object
+	conditions, _ := structAt(o, "status").get("conditions")
+	conditions.list(func(c value) bool {
+		if m := c.object(); stringAt(m, "type") == typ {
+			found = m
+			return false
 		}
-	}
-	return nil
+		return true
+	})
+	return found
 }

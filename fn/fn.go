@@ -53,15 +53,20 @@ type Function struct {
 // RunFunction composes the objects of one composite resource and reports,
 // in its status and its Reconciling and Stalled conditions, how far they
 // have got. Every failure is a result and a condition, never a crash, and
-// nothing already composed is dropped because of one. The composed
-// resources it renders carry their Structs in the encoding gRPC sends
-// (structParser.resource): they are read as Crossplane reads them, after a
+// nothing already composed is dropped because of one. Resources arrive with
+// their Structs still in the encoding gRPC received (requestCodec), and the
+// composed resources it renders carry theirs in the encoding gRPC sends
+// (structParser.resource): both are read as protobuf reads them, after a
 // trip through the wire format.
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := response.To(req, responseTTL)
 
 	in := &v1beta1.Input{}
-	if err := decodeStrict(req.GetInput(), in); err != nil {
+	input, err := objectOf(req.GetInput())
+	if err == nil {
+		err = decodeStrict(input, in)
+	}
+	if err != nil {
 		response.Fatal(rsp, errors.Wrap(err, errInput))
 		return rsp, nil
 	}

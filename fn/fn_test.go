@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -667,16 +668,30 @@ func renderError(t testing.TB, handler string) string {
 	return err.Error()
 }
 
-// run runs f's pass of req and reads its answer as Crossplane does, after a
-// trip through the wire format: composed resources carry their Structs in
-// the encoding gRPC sends.
+// run runs f's pass of req as the function's gRPC server reads it, and
+// reads its answer as Crossplane does: both after a trip through the wire
+// format, since requests keep and answers carry Structs in their encoding.
 func run(t testing.TB, f *Function, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	t.Helper()
-	rsp, err := f.RunFunction(context.Background(), req)
+	rsp, err := f.RunFunction(context.Background(), served(t, req))
 	if err != nil {
 		return nil, err
 	}
 	return onWire(t, rsp), nil
+}
+
+// served is req as the function's gRPC server reads it.
+func served(t testing.TB, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionRequest {
+	t.Helper()
+	b, err := proto.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := &fnv1.RunFunctionRequest{}
+	if err := readRequest(b, read); err != nil {
+		t.Fatal(err)
+	}
+	return read
 }
 
 // runDirect runs the function in Direct mode with the test Input for a

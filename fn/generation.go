@@ -1,7 +1,6 @@
 package main
 
 import (
-	"google.golang.org/protobuf/types/known/structpb"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -39,7 +38,7 @@ func (p *pass) generation() (int64, error) {
 
 // claimGeneration is a claim's generation, and whether the composite carries
 // the spec of that generation.
-func (c composite) claimGeneration(claim *structpb.Struct) (int64, bool, error) {
+func (c composite) claimGeneration(claim object) (int64, bool, error) {
 	var into metav1.Object
 	var theirs, mine any
 	if c.agent {

@@ -114,7 +114,7 @@ func TestDirectHolds(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s\nRunFunction(...): %v", tc.reason, err)
 			}
-			if got := stringAt(rsp.GetDesired().GetComposite().GetResource(), "status", "phase"); got != tc.phase {
+			if got := stringAt(objectIn(t, rsp.GetDesired().GetComposite().GetResource()), "status", "phase"); got != tc.phase {
 				t.Errorf("%s\nRunFunction(...): phase %q, want %q", tc.reason, got, tc.phase)
 			}
 			if got := rsp.GetDesired().GetComposite().GetReady(); got != tc.ready {

@@ -10,26 +10,9 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/errors"
-)
-
-// Field numbers of the messages a parser writes: google.protobuf's Struct,
-// its map entries, Value and ListValue, and the SDK's Resource.
-const (
-	numStructFields protowire.Number = 1
-	numEntryKey     protowire.Number = 1
-	numEntryValue   protowire.Number = 2
-	numValueNull    protowire.Number = 1
-	numValueNumber  protowire.Number = 2
-	numValueString  protowire.Number = 3
-	numValueBool    protowire.Number = 4
-	numValueStruct  protowire.Number = 5
-	numValueList    protowire.Number = 6
-	numListValues   protowire.Number = 1
-	numResource     protowire.Number = 1
 )
 
 // lenRoom is the room a message's length gets before the message is
@@ -47,8 +30,6 @@ type structParser struct {
 
 	// wire is what the parser is writing.
 	wire []byte
-	// scratch keeps the room of encodings that are read at once.
-	scratch []byte
 }
 
 // resource is a composed resource whose Struct holds v, anything
@@ -77,27 +58,26 @@ func (p *structParser) resource(v any, keep func(field string) bool) (*fnv1.Reso
 	return r, nil
 }
 
-// structOf is the Struct of v, anything encoding/json writes as an object.
-func (p *structParser) structOf(v any) (*structpb.Struct, error) {
-	var s *structpb.Struct
+// marshal is v, anything encoding/json writes as an object, in the
+// encoding of its Struct.
+func (p *structParser) marshal(v any) (object, error) {
+	var o object
 	err := encoded(v, func(b []byte) error {
 		var err error
-		s, err = p.parse(b)
+		o, err = p.parse(b)
 		return err
 	})
-	return s, errors.Wrapf(err, errFmtEncode, v)
+	return o, errors.Wrapf(err, errFmtEncode, v)
 }
 
-// parse is the Struct of data, which must be one JSON object.
-func (p *structParser) parse(data []byte) (*structpb.Struct, error) {
-	// The Struct holds copies: the encoding's room is kept for the next.
-	p.wire = p.scratch[:0]
-	defer func() { p.scratch, p.wire = p.wire[:0], nil }()
+// parse is the encoding of data, which must be one JSON object.
+func (p *structParser) parse(data []byte) (object, error) {
+	p.wire = make([]byte, 0, len(data)+len(data)/4+8)
+	defer func() { p.wire = nil }()
 	if err := p.document(data, nil); err != nil {
 		return nil, err
 	}
-	s := &structpb.Struct{}
-	return s, proto.Unmarshal(p.wire, s)
+	return object(p.wire), nil
 }
 
 // encoded calls fn with v written as JSON.

@@ -3,7 +3,6 @@ package main
 import (
 	"maps"
 
-	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -20,14 +19,16 @@ const (
 )
 
 // A pass is one RunFunction call's view of a composite resource: what
-// Crossplane observed, and the desired state it builds up. Objects stay the
-// Structs the request and answer carry; only those a pass reads are decoded.
+// Crossplane observed, and the desired state it builds up. Objects stay in
+// the encoding the request and answer carry; only those a pass reads are
+// decoded.
 type pass struct {
-	req *fnv1.RunFunctionRequest
 	rsp *fnv1.RunFunctionResponse
 
 	xr       composite
-	observed map[resource.Name]*structpb.Struct
+	observed map[resource.Name]object
+	// required are the resources Crossplane supplied, by requirement.
+	required map[string][]object
 	// desired are the answer's composed resources, earlier steps' included.
 	desired map[string]*fnv1.Resource
 
@@ -36,7 +37,7 @@ type pass struct {
 	requirements map[string]*fnv1.ResourceSelector
 
 	// status is written to the composite resource; nil leaves it alone.
-	status *structpb.Struct
+	status object
 
 	// parser writes the answer's composed resources in the encoding gRPC
 	// sends.
@@ -44,14 +45,30 @@ type pass struct {
 }
 
 func newPass(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (*pass, error) {
-	xr, err := compositeOf(req.GetObserved().GetComposite().GetResource())
+	xr, err := objectOf(req.GetObserved().GetComposite().GetResource())
+	if err != nil {
+		return nil, errors.Wrap(err, errDecodeXR)
+	}
+	c, err := compositeOf(xr)
 	if err != nil {
 		return nil, err
 	}
-	p := &pass{req: req, rsp: rsp, xr: xr, requirements: map[string]*fnv1.ResourceSelector{}}
-	p.observed = make(map[resource.Name]*structpb.Struct, len(req.GetObserved().GetResources()))
+	p := &pass{rsp: rsp, xr: c, requirements: map[string]*fnv1.ResourceSelector{}}
+	p.observed = make(map[resource.Name]object, len(req.GetObserved().GetResources()))
 	for name, r := range req.GetObserved().GetResources() {
-		p.observed[resource.Name(name)] = r.GetResource()
+		if p.observed[resource.Name(name)], err = objectOf(r.GetResource()); err != nil {
+			return nil, errors.Wrapf(err, errFmtNoObject, name)
+		}
+	}
+	p.required = make(map[string][]object, len(req.GetRequiredResources()))
+	for key, rs := range req.GetRequiredResources() {
+		items := make([]object, len(rs.GetItems()))
+		for i, r := range rs.GetItems() {
+			if items[i], err = objectOf(r.GetResource()); err != nil {
+				return nil, errors.Wrapf(err, errFmtRequired, key)
+			}
+		}
+		p.required[key] = items
 	}
 	// The answer starts as the request's desired state, which response.To
 	// shares with the request: the composed resources get a map of their
@@ -101,18 +118,19 @@ func (p *pass) keep(keep func(kind string) bool) {
 		if _, ok := p.desired[string(name)]; ok || !keep(stringAt(ob, "kind")) {
 			continue
 		}
-		// Only what a client sets: status and the server's metadata would
-		// be refused or fight the server. The values are the request's,
-		// shared: the answer is written once and never changed.
-		fields := make(map[string]*structpb.Value, len(ob.GetFields()))
-		for k, v := range ob.GetFields() {
-			if render.Sent(k) && k != "metadata" {
-				fields[k] = v
-			}
-		}
-		fields["metadata"] = structpb.NewStructValue(pick(structAt(ob, "metadata"), "name", "namespace", "labels", "annotations"))
-		p.desired[string(name)] = &fnv1.Resource{Resource: &structpb.Struct{Fields: fields}, Ready: readiness(ob)}
+		p.desired[string(name)] = resourceOf(sent(ob), readiness(ob))
 	}
+}
+
+// sent is an observed object as a client sends it: status and the server's
+// metadata would be refused or fight the server. The bytes are copied: the
+// answer is written once and never changed.
+func sent(ob object) object {
+	metadata := structAt(ob, "metadata").filter(func(key []byte) bool {
+		return named(key, []string{"name", "namespace", "labels", "annotations"})
+	})
+	kept := ob.filter(func(key []byte) bool { return string(key) != "metadata" && render.Sent(string(key)) })
+	return object(appendEntry(kept, "metadata", objectValue(metadata)))
 }
 
 // all keeps every observed composed resource.
@@ -127,29 +145,26 @@ func (p *pass) observedAs(rendered client.Object, o any) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	return true, errors.Wrapf(decodeStruct(pick(ob, "apiVersion", "kind", "metadata", "status"), o), errFmtNoObject, nameOf(rendered))
+	return true, errors.Wrapf(decodeStruct(ob, o, "apiVersion", "kind", "metadata", "status"), errFmtNoObject, nameOf(rendered))
 }
 
 // require asks Crossplane for the resources a selector matches and returns
 // them once it has answered; ok is false until then.
-func (p *pass) require(key string, sel *fnv1.ResourceSelector) (items []*structpb.Struct, ok bool) {
+func (p *pass) require(key string, sel *fnv1.ResourceSelector) (items []object, ok bool) {
 	p.requirements[key] = sel
-	rs, ok := p.req.GetRequiredResources()[key]
-	for _, r := range rs.GetItems() {
-		items = append(items, r.GetResource())
-	}
+	items, ok = p.required[key]
 	return items, ok
 }
 
 // requireAs reads each resource require returns into a new T.
 func requireAs[T any](p *pass, key string, sel *fnv1.ResourceSelector) (items []*T, ok bool, err error) {
-	ss, ok := p.require(key, sel)
+	os, ok := p.require(key, sel)
 	if !ok {
 		return nil, false, nil
 	}
-	for _, s := range ss {
+	for _, o := range os {
 		t := new(T)
-		if err := decodeStruct(s, t); err != nil {
+		if err := decodeStruct(o, t); err != nil {
 			return nil, true, errors.Wrapf(err, errFmtRequired, key)
 		}
 		items = append(items, t)
@@ -177,11 +192,11 @@ func byLabels(apiVersion, kind, namespace string, labels map[string]string) *fnv
 
 // setStatus writes a workload's observation to the composite resource.
 func (p *pass) setStatus(obs any) error {
-	s, err := p.parser.structOf(obs)
+	o, err := p.parser.marshal(obs)
 	if err != nil {
 		return errors.Wrap(err, errResponse)
 	}
-	p.status = s
+	p.status = o
 	return nil
 }
 
@@ -197,28 +212,31 @@ func (p *pass) finish(v observe.Verdict) error {
 		p.rsp.Requirements = &fnv1.Requirements{Resources: p.requirements}
 	}
 	// Earlier steps of the pipeline may have written the composite, its
-	// status included: theirs is kept, ours is laid over it field by field.
-	// What this pass observed may be the request's own, so it is copied.
+	// status included: theirs is kept, ours laid over it field by field.
 	dxr := p.rsp.Desired.GetComposite()
-	fields := maps.Clone(dxr.GetResource().GetFields())
-	if fields == nil {
-		fields = map[string]*structpb.Value{}
+	theirs, err := objectOf(dxr.GetResource())
+	if err != nil {
+		return errors.Wrap(err, errDecodeXR)
 	}
-	status := maps.Clone(fields["status"].GetStructValue().GetFields())
-	if status == nil {
-		status = map[string]*structpb.Value{}
+	replaced := func(key []byte) bool {
+		return string(key) == "phase" || (generation > 0 && string(key) == "observedGeneration")
 	}
-	maps.Copy(status, p.status.GetFields())
-	status["phase"] = structpb.NewStringValue(string(v.Phase))
+	status := structAt(theirs, "status").filter(func(key []byte) bool {
+		_, ours := p.status.get(string(key))
+		return !ours && !replaced(key)
+	})
+	status = append(status, p.status.filter(func(key []byte) bool { return !replaced(key) })...)
+	status = appendEntry(status, "phase", stringValue(string(v.Phase)))
 	if generation > 0 {
-		status["observedGeneration"] = structpb.NewNumberValue(float64(generation))
+		status = appendEntry(status, "observedGeneration", numberValue(float64(generation)))
 	}
-	fields["status"] = structpb.NewStructValue(&structpb.Struct{Fields: status})
+	xr := theirs.filter(func(key []byte) bool { return string(key) != "status" })
 	ready := fnv1.Ready_READY_FALSE
 	if v.Ready {
 		ready = fnv1.Ready_READY_TRUE
 	}
-	p.rsp.Desired.Composite = &fnv1.Resource{Resource: &structpb.Struct{Fields: fields}, ConnectionDetails: dxr.GetConnectionDetails(), Ready: ready}
+	p.rsp.Desired.Composite = resourceOf(object(appendEntry(xr, "status", objectValue(status))), ready)
+	p.rsp.Desired.Composite.ConnectionDetails = dxr.GetConnectionDetails()
 	conditions(p.rsp, v)
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"sync"
 
-	"google.golang.org/protobuf/types/known/structpb"
 	kjson "sigs.k8s.io/json"
 
 	"github.com/crossplane/function-sdk-go/errors"
@@ -14,10 +13,11 @@ import (
 // The function's requests and answers carry objects as protobuf Structs, a
 // message per JSON value. The SDK converts them through maps both ways, and
 // typed objects through maps again, which was most of a pass's time and
-// allocations. These conversions go through JSON instead: typed objects are
-// written by encoding/json and parsed into the protobuf encoding of Structs
-// (parse.go), and Structs are written as JSON and read into typed objects by
-// the API machinery's own case-sensitive decoder.
+// allocations. These conversions go through JSON instead, from and to the
+// Structs' encoding (wire.go): typed objects are written by encoding/json
+// and parsed into it (parse.go), and what a pass reads is written as JSON
+// from it and read into typed objects by the API machinery's own
+// case-sensitive decoder.
 
 const (
 	errFmtEncode    = "cannot encode %T"
@@ -28,17 +28,18 @@ const (
 	errFmtStrict    = "unknown or duplicate fields in %T: %v"
 )
 
-// decodeStruct reads s into v as the API server would read its JSON:
-// field names match case-sensitively and unknown fields are left out.
-func decodeStruct(s *structpb.Struct, v any) error {
-	return withJSON(s, func(b []byte) error {
+// decodeStruct reads o into v as the API server would read its JSON:
+// field names match case-sensitively and unknown fields are left out. Only
+// the top-level members keys names are read; none reads all.
+func decodeStruct(o object, v any, keys ...string) error {
+	return withJSON(o, keys, func(b []byte) error {
 		return errors.Wrapf(kjson.UnmarshalCaseSensitivePreserveInts(b, v), errFmtDecode, v)
 	})
 }
 
-// decodeStrict reads s into v, refusing unknown and duplicate fields.
-func decodeStrict(s *structpb.Struct, v any) error {
-	return withJSON(s, func(b []byte) error {
+// decodeStrict reads o into v, refusing unknown and duplicate fields.
+func decodeStrict(o object, v any) error {
+	return withJSON(o, nil, func(b []byte) error {
 		strict, err := kjson.UnmarshalStrict(b, v)
 		if err != nil {
 			return errors.Wrapf(err, errFmtDecode, v)
@@ -62,11 +63,12 @@ func (s *byteSink) Write(b []byte) (int, error) {
 // parser and the decoders copy what they keep.
 var jsonBuffers = sync.Pool{New: func() any { return new(byteSink) }}
 
-// withJSON calls fn with s written as JSON.
-func withJSON(s *structpb.Struct, fn func([]byte) error) error {
+// withJSON calls fn with o written as JSON, with only the top-level members
+// keys names; none writes all.
+func withJSON(o object, keys []string, fn func([]byte) error) error {
 	buf := jsonBuffers.Get().(*byteSink) //nolint:forcetypeassert // The pool holds nothing else.
 	defer jsonBuffers.Put(buf)
-	b, err := appendStruct((*buf)[:0], s)
+	b, err := appendObject((*buf)[:0], o, keys...)
 	if err != nil {
 		return err
 	}
@@ -74,50 +76,62 @@ func withJSON(s *structpb.Struct, fn func([]byte) error) error {
 	return fn(b)
 }
 
-// appendStruct writes s as a JSON object.
-func appendStruct(b []byte, s *structpb.Struct) ([]byte, error) {
+// appendObject writes o as a JSON object, with only the members keys names;
+// none writes all.
+func appendObject(b []byte, o object, keys ...string) ([]byte, error) {
 	b = append(b, '{')
 	first := true
-	for k, v := range s.GetFields() {
+	var err error
+	o.entries(func(k []byte, v value, _ []byte) bool {
+		if len(keys) > 0 && !named(k, keys) {
+			return true
+		}
 		if !first {
 			b = append(b, ',')
 		}
 		first = false
 		b = appendString(b, k)
 		b = append(b, ':')
-		var err error
-		if b, err = appendValue(b, v); err != nil {
-			return nil, err
-		}
+		b, err = appendValue(b, v)
+		return err == nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return append(b, '}'), nil
 }
 
 // appendValue writes v as JSON; a Value without a kind is null.
-func appendValue(b []byte, v *structpb.Value) ([]byte, error) {
-	switch k := v.GetKind().(type) {
-	case *structpb.Value_StructValue:
-		return appendStruct(b, k.StructValue)
-	case *structpb.Value_ListValue:
+func appendValue(b []byte, v value) ([]byte, error) {
+	kind, c, n := v.kind()
+	switch kind {
+	case numValueStruct:
+		return appendObject(b, object(c))
+	case numValueList:
 		b = append(b, '[')
-		for i, e := range k.ListValue.GetValues() {
-			if i > 0 {
+		first := true
+		var err error
+		v.list(func(e value) bool {
+			if !first {
 				b = append(b, ',')
 			}
-			var err error
-			if b, err = appendValue(b, e); err != nil {
-				return nil, err
-			}
+			first = false
+			b, err = appendValue(b, e)
+			return err == nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		return append(b, ']'), nil
-	case *structpb.Value_StringValue:
-		return appendString(b, k.StringValue), nil
-	case *structpb.Value_NumberValue:
-		return appendNumber(b, k.NumberValue)
-	case *structpb.Value_BoolValue:
-		return strconv.AppendBool(b, k.BoolValue), nil
+	case numValueString:
+		return appendString(b, c), nil
+	case numValueNumber:
+		return appendNumber(b, math.Float64frombits(n))
+	case numValueBool:
+		return strconv.AppendBool(b, n != 0), nil
+	default:
+		return append(b, "null"...), nil
 	}
-	return append(b, "null"...), nil
 }
 
 // appendNumber writes f as encoding/json does: whole numbers without an
@@ -137,7 +151,7 @@ const hexDigits = "0123456789abcdef"
 
 // appendString writes s as a JSON string. Protobuf strings are valid UTF-8,
 // so only quotes, backslashes and control characters are escaped.
-func appendString(b []byte, s string) []byte {
+func appendString[S string | []byte](b []byte, s S) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := range len(s) {
@@ -162,29 +176,4 @@ func appendString(b []byte, s string) []byte {
 	}
 	b = append(b, s[start:]...)
 	return append(b, '"')
-}
-
-// structAt is the object at a path of fields in s; nil when there is none.
-func structAt(s *structpb.Struct, path ...string) *structpb.Struct {
-	for _, f := range path {
-		s = s.GetFields()[f].GetStructValue()
-	}
-	return s
-}
-
-// stringAt is the string at a path of fields in s; empty when there is none.
-func stringAt(s *structpb.Struct, path ...string) string {
-	last := len(path) - 1
-	return structAt(s, path[:last]...).GetFields()[path[last]].GetStringValue()
-}
-
-// pick is a Struct of the fields of s that keys name, sharing their values.
-func pick(s *structpb.Struct, keys ...string) *structpb.Struct {
-	picked := &structpb.Struct{Fields: make(map[string]*structpb.Value, len(keys))}
-	for _, k := range keys {
-		if v, ok := s.GetFields()[k]; ok {
-			picked.Fields[k] = v
-		}
-	}
-	return picked
 }

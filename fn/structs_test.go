@@ -39,12 +39,12 @@ func TestStructOfRendered(t *testing.T) {
 	}
 	for _, o := range objs {
 		t.Run(o.GetObjectKind().GroupVersionKind().Kind+"/"+o.GetName(), func(t *testing.T) {
-			got, err := new(structParser).structOf(o)
+			enc, err := new(structParser).marshal(o)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(toStruct(t, o), got, protocmp.Transform()); diff != "" {
-				t.Errorf("structOf(): -via a map, +got:\n%s", diff)
+			if diff := cmp.Diff(toStruct(t, o), structIn(t, enc), protocmp.Transform()); diff != "" {
+				t.Errorf("marshal(): -via a map, +got:\n%s", diff)
 			}
 
 			// As a composed resource, the same Struct but what a client
@@ -60,6 +60,26 @@ func TestStructOfRendered(t *testing.T) {
 			}
 		})
 	}
+}
+
+// structIn is the Struct o encodes.
+func structIn(t testing.TB, o object) *structpb.Struct {
+	t.Helper()
+	s := &structpb.Struct{}
+	if err := proto.Unmarshal(o, s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// objectIn is the encoding of s.
+func objectIn(t testing.TB, s *structpb.Struct) object {
+	t.Helper()
+	o, err := objectOf(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
 
 // onWire is m written and read back in the wire format.
@@ -97,17 +117,26 @@ func TestWireFieldNumbers(t *testing.T) {
 		return m.ProtoReflect().Descriptor().Fields().ByName(protoreflect.Name(name)).Number()
 	}
 	entry := (&structpb.Struct{}).ProtoReflect().Descriptor().Fields().ByName("fields").Message()
+	resources := (&fnv1.State{}).ProtoReflect().Descriptor().Fields().ByName("resources")
 	got := map[string]protowire.Number{
 		"Struct.fields": numStructFields, "entry.key": numEntryKey, "entry.value": numEntryValue,
 		"Value.null_value": numValueNull, "Value.number_value": numValueNumber, "Value.string_value": numValueString,
 		"Value.bool_value": numValueBool, "Value.struct_value": numValueStruct, "Value.list_value": numValueList,
 		"ListValue.values": numListValues, "Resource.resource": numResource,
+		"RunFunctionRequest.observed": numRequestObserved, "RunFunctionRequest.desired": numRequestDesired,
+		"RunFunctionRequest.required_resources": numRequestRequired, "State.composite": numStateComposite,
+		"State.resources": numStateResources, "Resources.items": numResourcesItems,
+		"map entry key": numMapKey, "map entry value": numMapValue,
 	}
 	want := map[string]protowire.Number{
 		"Struct.fields": field(&structpb.Struct{}, "fields"), "entry.key": entry.Fields().ByName("key").Number(), "entry.value": entry.Fields().ByName("value").Number(),
 		"Value.null_value": field(&structpb.Value{}, "null_value"), "Value.number_value": field(&structpb.Value{}, "number_value"), "Value.string_value": field(&structpb.Value{}, "string_value"),
 		"Value.bool_value": field(&structpb.Value{}, "bool_value"), "Value.struct_value": field(&structpb.Value{}, "struct_value"), "Value.list_value": field(&structpb.Value{}, "list_value"),
 		"ListValue.values": field(&structpb.ListValue{}, "values"), "Resource.resource": field(&fnv1.Resource{}, "resource"),
+		"RunFunctionRequest.observed": field(&fnv1.RunFunctionRequest{}, "observed"), "RunFunctionRequest.desired": field(&fnv1.RunFunctionRequest{}, "desired"),
+		"RunFunctionRequest.required_resources": field(&fnv1.RunFunctionRequest{}, "required_resources"), "State.composite": field(&fnv1.State{}, "composite"),
+		"State.resources": field(&fnv1.State{}, "resources"), "Resources.items": field(&fnv1.Resources{}, "items"),
+		"map entry key": resources.MapKey().Number(), "map entry value": resources.MapValue().Number(),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("field numbers: -descriptors, +parser:\n%s", diff)
@@ -186,7 +215,7 @@ func TestStructOfJSON(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := new(structParser).parse([]byte(tc.in))
+			o, err := new(structParser).parse([]byte(tc.in))
 			if tc.err {
 				if err == nil {
 					t.Errorf("%s\nparse(): no error, want one", tc.reason)
@@ -196,6 +225,7 @@ func TestStructOfJSON(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s\nparse(): %v", tc.reason, err)
 			}
+			got := structIn(t, o)
 			want := &structpb.Struct{}
 			if err := protojson.Unmarshal([]byte(tc.in), want); err != nil {
 				t.Fatal(err)
@@ -236,7 +266,7 @@ func TestDecodeStruct(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, want := tc.into(), tc.into()
-			if err := decodeStruct(tc.in, got); err != nil {
+			if err := decodeStruct(objectIn(t, tc.in), got); err != nil {
 				t.Fatalf("%s\ndecodeStruct(): %v", tc.reason, err)
 			}
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(tc.in.AsMap(), want); err != nil {
@@ -272,7 +302,7 @@ func TestDecodeStrict(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got := &v1beta1.Input{}
-			err := decodeStrict(mustStruct(t, tc.in), got)
+			err := decodeStrict(objectIn(t, mustStruct(t, tc.in)), got)
 			if tc.err {
 				if err == nil {
 					t.Errorf("%s\ndecodeStrict(): no error, want one", tc.reason)
@@ -330,7 +360,11 @@ func TestAppendJSON(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := appendValue(nil, tc.in)
+			v, err := proto.Marshal(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := appendValue(nil, v)
 			if tc.err {
 				if err == nil {
 					t.Errorf("%s\nappendValue(): no error, want one", tc.reason)

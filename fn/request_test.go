@@ -1,0 +1,302 @@
+package main
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/encoding"
+	grpcproto "google.golang.org/grpc/encoding/proto"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// requests are encodings readRequest must read as protobuf does.
+func requests(t *testing.T) map[string][]byte {
+	t.Helper()
+	marshal := func(m proto.Message) []byte {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	full := builtRequest(t)
+	full.Desired = &fnv1.State{
+		Composite: &fnv1.Resource{Resource: mustStruct(t, `{"status":{"earlier":"step"}}`), ConnectionDetails: map[string][]byte{"k": []byte("v")}},
+		Resources: map[string]*fnv1.Resource{"earlier": {Resource: mustStruct(t, `{"kind":"ConfigMap","data":{"a":"b"}}`), Ready: fnv1.Ready_READY_TRUE}},
+	}
+	full.Meta = &fnv1.RequestMeta{Tag: "tag"}
+	full.Context = mustStruct(t, `{"apiextensions.crossplane.io/environment":{"a":1}}`)
+	full.Credentials = map[string]*fnv1.Credentials{"c": {Source: &fnv1.Credentials_CredentialData{CredentialData: &fnv1.CredentialData{Data: map[string][]byte{"k": []byte("v")}}}}}
+	// A field that comes twice: protobuf merges a message, and the last of
+	// two map entries of one key wins.
+	again := &fnv1.RunFunctionRequest{Observed: &fnv1.State{
+		Composite: &fnv1.Resource{Resource: mustStruct(t, `{"added":true}`)},
+		Resources: map[string]*fnv1.Resource{"Broker/events": {Resource: mustStruct(t, `{"kind":"Broker","replaced":true}`)}},
+	}}
+	return map[string][]byte{
+		"Built":   marshal(builtRequest(t)),
+		"Full":    marshal(full),
+		"Empty":   nil,
+		"Repeats": append(marshal(builtRequest(t)), marshal(again)...),
+	}
+}
+
+// TestReadRequest holds readRequest to protobuf's own decoder, and checks
+// that every resource's Struct is left in its encoding.
+func TestReadRequest(t *testing.T) {
+	for name, b := range requests(t) {
+		t.Run(name, func(t *testing.T) {
+			want := &fnv1.RunFunctionRequest{}
+			if err := proto.Unmarshal(b, want); err != nil {
+				t.Fatal(err)
+			}
+			got := &fnv1.RunFunctionRequest{}
+			if err := readRequest(b, got); err != nil {
+				t.Fatalf("readRequest(): %v", err)
+			}
+			var resources []*fnv1.Resource
+			for _, s := range []*fnv1.State{got.GetObserved(), got.GetDesired()} {
+				if s.GetComposite() != nil {
+					resources = append(resources, s.GetComposite())
+				}
+				for _, r := range s.GetResources() {
+					resources = append(resources, r)
+				}
+			}
+			for _, rs := range got.GetRequiredResources() {
+				resources = append(resources, rs.GetItems()...)
+			}
+			for _, r := range resources {
+				if len(r.GetResource().GetFields()) > 0 {
+					t.Errorf("readRequest(): a resource's Struct was decoded: %v", r.GetResource())
+				}
+			}
+			if diff := cmp.Diff(want, onWire(t, got), protocmp.Transform()); diff != "" {
+				t.Errorf("readRequest(): -proto.Unmarshal, +got after a trip through the wire format:\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReadRequestRefuses holds readRequest to refuse what protobuf's own
+// decoder refuses, inside the Structs it does not decode too.
+func TestReadRequestRefuses(t *testing.T) {
+	resource := func(s []byte) []byte {
+		r := protowire.AppendBytes(protowire.AppendTag(nil, numResource, protowire.BytesType), s)
+		entry := protowire.AppendString(protowire.AppendTag(nil, numMapKey, protowire.BytesType), "Job/x")
+		entry = protowire.AppendBytes(protowire.AppendTag(entry, numMapValue, protowire.BytesType), r)
+		state := protowire.AppendBytes(protowire.AppendTag(nil, numStateResources, protowire.BytesType), entry)
+		return protowire.AppendBytes(protowire.AppendTag(nil, numRequestObserved, protowire.BytesType), state)
+	}
+	member := func(key string, v []byte) []byte { return appendEntry(nil, key, v) }
+	valid := resource(member("kind", stringValue("Job")))
+	deep := stringValue("bottom")
+	for range 6000 {
+		list := protowire.AppendBytes(protowire.AppendTag(nil, numListValues, protowire.BytesType), deep)
+		deep = protowire.AppendBytes(protowire.AppendTag(nil, numValueList, protowire.BytesType), list)
+	}
+	cases := map[string]struct {
+		reason string
+		in     []byte
+	}{
+		"Truncated": {
+			reason: "A request cut short is refused.",
+			in:     valid[:len(valid)-1],
+		},
+		"StringNotUTF8": {
+			reason: "A string of a Struct that is not UTF-8 is refused.",
+			in:     resource(member("kind", stringValue("\xff"))),
+		},
+		"KeyNotUTF8": {
+			reason: "A key of a Struct that is not UTF-8 is refused.",
+			in:     resource(member("\xff", stringValue("Job"))),
+		},
+		"StructTruncated": {
+			reason: "A Struct whose member is cut short is refused.",
+			in:     resource(member("kind", stringValue("Job"))[:4]),
+		},
+		"TooDeep": {
+			reason: "Lists nested beyond protobuf's bound are refused.",
+			in:     resource(member("deep", deep)),
+		},
+	}
+	if err := readRequest(valid, &fnv1.RunFunctionRequest{}); err != nil {
+		t.Fatalf("readRequest() of the valid request the cases break: %v", err)
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if err := proto.Unmarshal(tc.in, &fnv1.RunFunctionRequest{}); err == nil {
+				t.Fatalf("%s\nproto.Unmarshal() reads it: the case does not break the request", tc.reason)
+			}
+			if err := readRequest(tc.in, &fnv1.RunFunctionRequest{}); err == nil {
+				t.Errorf("%s\nreadRequest(): no error, want one", tc.reason)
+			}
+		})
+	}
+}
+
+// TestCodec checks that gRPC finds requestCodec, which reads requests with
+// readRequest and every other message as protobuf's codec does.
+func TestCodec(t *testing.T) {
+	codec := encoding.GetCodecV2(grpcproto.Name)
+	if _, ok := codec.(requestCodec); !ok {
+		t.Fatalf("gRPC's codec %q is %T, want requestCodec", grpcproto.Name, codec)
+	}
+	b := requests(t)["Full"]
+	req := &fnv1.RunFunctionRequest{}
+	if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, req); err != nil {
+		t.Fatal(err)
+	}
+	if s := req.GetObserved().GetComposite().GetResource(); len(s.GetFields()) > 0 {
+		t.Errorf("Unmarshal() of a request decoded the composite's Struct: %v", s)
+	}
+	// The request's Structs are its own: the buffer gRPC lent is reused.
+	want := onWire(t, req)
+	clear(b)
+	if diff := cmp.Diff(want, onWire(t, req), protocmp.Transform()); diff != "" {
+		t.Errorf("Unmarshal(): the request changed with gRPC's buffer: -before, +after:\n%s", diff)
+	}
+
+	rsp := &fnv1.RunFunctionResponse{Desired: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, `{"a":[1,"b"]}`)}}}
+	out, err := codec.Marshal(rsp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := &fnv1.RunFunctionResponse{}
+	if err := codec.Unmarshal(out, got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(rsp, got, protocmp.Transform()); diff != "" {
+		t.Errorf("a response through the codec: -sent, +read:\n%s", diff)
+	}
+}
+
+// TestDecodedRequestsAnswerAlike runs passes of requests whose Structs were
+// decoded, as the SDK's v1beta1 server and other callers hand them over,
+// and of the same requests as the gRPC server reads them: the answers are
+// the same.
+func TestDecodedRequestsAnswerAlike(t *testing.T) {
+	f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}
+	for name, b := range requests(t) {
+		if name == "Empty" {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			decoded := &fnv1.RunFunctionRequest{}
+			if err := proto.Unmarshal(b, decoded); err != nil {
+				t.Fatal(err)
+			}
+			want, err := f.RunFunction(context.Background(), decoded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := run(t, f, decoded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range want.GetResults() {
+				if r.GetSeverity() == fnv1.Severity_SEVERITY_FATAL {
+					t.Fatalf("the pass failed: %s", r.GetMessage())
+				}
+			}
+			if diff := cmp.Diff(onWire(t, want), got, protocmp.Transform()); diff != "" {
+				t.Errorf("RunFunction(): -decoded request, +read request:\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestObjectReadsAsProtobuf holds the object accessors to what protobuf
+// reads from the same encoding: the last of a key that comes twice, and
+// fields of the wrong type left out.
+func TestObjectReadsAsProtobuf(t *testing.T) {
+	wrongType := protowire.AppendVarint(protowire.AppendTag(nil, numValueString, protowire.VarintType), 7)
+	o := object(appendEntry(appendEntry(appendEntry(appendEntry(nil,
+		"kind", stringValue("Job")),
+		"kind", stringValue("Pod")),
+		"status", objectValue(object(appendEntry(nil, "conditions", listValue(t, `[{"type":"Ready","status":"False"},{"type":"Complete","status":"True"}]`))))),
+		"odd", wrongType))
+	s := structIn(t, o)
+	if got, want := stringAt(o, "kind"), s.GetFields()["kind"].GetStringValue(); got != want {
+		t.Errorf("stringAt(kind): got %q, protobuf reads %q", got, want)
+	}
+	if got, want := stringAt(condition(o, "Complete"), "status"), "True"; got != want {
+		t.Errorf("condition(Complete).status: got %q, want %q", got, want)
+	}
+	if got := condition(o, "Missing"); got != nil {
+		t.Errorf("condition(Missing): got %v, want none", got)
+	}
+	if got, want := s.GetFields()["odd"].GetKind(), (*structpb.Value)(nil).GetKind(); got != want {
+		t.Fatalf("protobuf reads the odd member as %v, want no kind", got)
+	}
+	b, err := appendObject(nil, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := decodeStruct(o, &back); err != nil {
+		t.Fatalf("decodeStruct(): %v (JSON %s)", err, b)
+	}
+	if diff := cmp.Diff(s.AsMap(), back); diff != "" {
+		t.Errorf("decodeStruct(): -protobuf, +got from JSON %s:\n%s", b, diff)
+	}
+}
+
+// listValue is the Value encoding of a JSON list.
+func listValue(t *testing.T, j string) []byte {
+	t.Helper()
+	s := mustStruct(t, `{"l":`+j+`}`)
+	b, err := proto.Marshal(s.GetFields()["l"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestEarlierStepsKept runs a pass after earlier steps of a pipeline wrote
+// the composite and a composed resource: theirs stays, and ours is laid
+// over the composite's status field by field.
+func TestEarlierStepsKept(t *testing.T) {
+	req := builtRequest(t)
+	req.Desired = &fnv1.State{
+		Composite: &fnv1.Resource{
+			Resource:          mustStruct(t, `{"metadata":{"labels":{"team":"a"}},"status":{"earlier":"step","phase":"Old","image":"old"}}`),
+			ConnectionDetails: map[string][]byte{"k": []byte("v")},
+		},
+		Resources: map[string]*fnv1.Resource{"earlier": {Resource: mustStruct(t, `{"kind":"ConfigMap","data":{"a":"b"}}`), Ready: fnv1.Ready_READY_TRUE}},
+	}
+	rsp, err := run(t, &Function{log: logging.NewNopLogger(), sources: noSources(t)}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xr := rsp.GetDesired().GetComposite()
+	status := xr.GetResource().GetFields()["status"].GetStructValue().GetFields()
+	got := map[string]any{
+		"label":      xr.GetResource().GetFields()["metadata"].GetStructValue().AsMap()["labels"],
+		"earlier":    status["earlier"].GetStringValue(),
+		"phase":      status["phase"].GetStringValue(),
+		"connection": string(xr.GetConnectionDetails()["k"]),
+		"resource":   rsp.GetDesired().GetResources()["earlier"].GetResource().AsMap(),
+	}
+	want := map[string]any{
+		"label":      map[string]any{"team": "a"},
+		"earlier":    "step",
+		"phase":      "Deploying",
+		"connection": "v",
+		"resource":   map[string]any{"kind": "ConfigMap", "data": map[string]any{"a": "b"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("RunFunction(): -want, +got:\n%s", diff)
+	}
+	if status["image"].GetStringValue() == "old" {
+		t.Errorf("RunFunction(): the earlier step's status.image stayed, want ours laid over it")
+	}
+}

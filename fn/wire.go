@@ -1,0 +1,337 @@
+package main
+
+import (
+	"math"
+	"unicode/utf8"
+
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/crossplane/function-sdk-go/errors"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// Field numbers of google.protobuf's Struct, its map entries, Value and
+// ListValue, and the SDK's Resource.
+const (
+	numStructFields protowire.Number = 1
+	numEntryKey     protowire.Number = 1
+	numEntryValue   protowire.Number = 2
+	numValueNull    protowire.Number = 1
+	numValueNumber  protowire.Number = 2
+	numValueString  protowire.Number = 3
+	numValueBool    protowire.Number = 4
+	numValueStruct  protowire.Number = 5
+	numValueList    protowire.Number = 6
+	numListValues   protowire.Number = 1
+	numResource     protowire.Number = 1
+)
+
+// maxDepth is how deeply Structs and lists may nest, as protobuf's own
+// decoder bounds it.
+const maxDepth = 10000
+
+const (
+	errWire    = "invalid protobuf encoding of a Struct"
+	errUTF8    = "a string of a Struct is not valid UTF-8"
+	errTooDeep = "a Struct nests too deeply"
+)
+
+// An object is a JSON object in the protobuf encoding of a Struct: the
+// fields of its map entries, as gRPC carries it. Requests arrive so
+// (requestCodec) and answers leave so (structParser): a pass reads what it
+// needs where it lies, and decodes into typed objects only what it reads,
+// without a message per JSON value in between.
+type object []byte
+
+// A value is the protobuf encoding of one of a Struct's Values.
+type value []byte
+
+// objectOf is the encoding of s: the bytes it was read from, when
+// requestCodec left it encoded, else s written again, as for a request a
+// test or the SDK's v1beta1 server made of messages.
+func objectOf(s *structpb.Struct) (object, error) {
+	if len(s.GetFields()) == 0 {
+		if s == nil {
+			return nil, nil
+		}
+		return object(s.ProtoReflect().GetUnknown()), nil
+	}
+	b, err := proto.Marshal(s)
+	return object(b), err
+}
+
+// resourceOf is a composed resource whose Struct is o.
+func resourceOf(o object, ready fnv1.Ready) *fnv1.Resource {
+	r := &fnv1.Resource{Ready: ready}
+	r.ProtoReflect().SetUnknown(protowire.AppendBytes(protowire.AppendTag(make([]byte, 0, len(o)+4), numResource, protowire.BytesType), o))
+	return r
+}
+
+// fields calls fn with each field of a message encoding b until fn returns
+// false: its number and type, its content (the bytes of a length-delimited
+// field, else nil), the number of a varint or fixed field, and the whole
+// field as encoded. b must be valid, as validObject makes sure.
+func fields(b []byte, fn func(num protowire.Number, typ protowire.Type, content []byte, n uint64, field []byte) bool) {
+	for len(b) > 0 {
+		num, typ, tag := protowire.ConsumeTag(b)
+		size := protowire.ConsumeFieldValue(num, typ, b[tag:])
+		if tag < 0 || size < 0 {
+			return
+		}
+		var content []byte
+		var n uint64
+		switch typ {
+		case protowire.BytesType:
+			content, _ = protowire.ConsumeBytes(b[tag:])
+		case protowire.VarintType:
+			n, _ = protowire.ConsumeVarint(b[tag:])
+		case protowire.Fixed64Type:
+			n, _ = protowire.ConsumeFixed64(b[tag:])
+		default:
+		}
+		if !fn(num, typ, content, n, b[:tag+size]) {
+			return
+		}
+		b = b[tag+size:]
+	}
+}
+
+// entries calls fn with each member of o, in order, until fn returns false:
+// its key, its value and the map entry that holds them. A key may come
+// twice; protobuf reads the last.
+func (o object) entries(fn func(key []byte, v value, entry []byte) bool) {
+	fields(o, func(num protowire.Number, typ protowire.Type, content []byte, _ uint64, field []byte) bool {
+		if num != numStructFields || typ != protowire.BytesType {
+			return true
+		}
+		var key, v []byte
+		fields(content, func(num protowire.Number, typ protowire.Type, c []byte, _ uint64, _ []byte) bool {
+			switch {
+			case typ != protowire.BytesType:
+			case num == numEntryKey:
+				key = c
+			case num == numEntryValue:
+				v = c
+			}
+			return true
+		})
+		return fn(key, value(v), field)
+	})
+}
+
+// get is the value of o's member key, as protobuf reads it: the last.
+func (o object) get(key string) (value, bool) {
+	var found value
+	ok := false
+	o.entries(func(k []byte, v value, _ []byte) bool {
+		if string(k) == key {
+			found, ok = v, true
+		}
+		return true
+	})
+	return found, ok
+}
+
+// valueTypes are the wire types of a Value's oneof fields: a field of
+// another type is an unknown field to protobuf.
+var valueTypes = map[protowire.Number]protowire.Type{
+	numValueNull: protowire.VarintType, numValueNumber: protowire.Fixed64Type, numValueString: protowire.BytesType,
+	numValueBool: protowire.VarintType, numValueStruct: protowire.BytesType, numValueList: protowire.BytesType,
+}
+
+// kind is the Value's kind, the last of its oneof fields as protobuf reads
+// it (0 for a Value without one, which is null), with its content: the
+// bytes of a string, Struct or ListValue, else its number.
+func (v value) kind() (protowire.Number, []byte, uint64) {
+	var kind protowire.Number
+	var content []byte
+	var n uint64
+	fields(v, func(num protowire.Number, typ protowire.Type, c []byte, x uint64, _ []byte) bool {
+		if want, ok := valueTypes[num]; ok && typ == want {
+			kind, content, n = num, c, x
+		}
+		return true
+	})
+	return kind, content, n
+}
+
+// object is the object v holds; nil when it holds none.
+func (v value) object() object {
+	if kind, c, _ := v.kind(); kind == numValueStruct {
+		return object(c)
+	}
+	return nil
+}
+
+// str is the string v holds; empty when it holds none.
+func (v value) str() string {
+	if kind, c, _ := v.kind(); kind == numValueString {
+		return string(c)
+	}
+	return ""
+}
+
+// list calls fn with each value of the list v holds, until fn returns
+// false.
+func (v value) list(fn func(value) bool) {
+	kind, c, _ := v.kind()
+	if kind != numValueList {
+		return
+	}
+	fields(c, func(num protowire.Number, typ protowire.Type, e []byte, _ uint64, _ []byte) bool {
+		if num != numListValues || typ != protowire.BytesType {
+			return true
+		}
+		return fn(value(e))
+	})
+}
+
+// structAt is the object at a path of members in o; nil when there is none.
+func structAt(o object, path ...string) object {
+	for _, key := range path {
+		v, _ := o.get(key)
+		if o = v.object(); o == nil {
+			return nil
+		}
+	}
+	return o
+}
+
+// stringAt is the string at a path of members in o; empty when there is
+// none.
+func stringAt(o object, path ...string) string {
+	last := len(path) - 1
+	v, _ := structAt(o, path[:last]...).get(path[last])
+	return v.str()
+}
+
+// filter is o with only the members keep admits, in bytes of its own.
+func (o object) filter(keep func(key []byte) bool) object {
+	var b []byte
+	o.entries(func(k []byte, _ value, entry []byte) bool {
+		if keep(k) {
+			b = append(b, entry...)
+		}
+		return true
+	})
+	return object(b)
+}
+
+// named is whether keys holds k.
+func named(k []byte, keys []string) bool {
+	for _, key := range keys {
+		if string(k) == key {
+			return true
+		}
+	}
+	return false
+}
+
+// appendEntry appends a member of key whose Value is encoded as v.
+func appendEntry(b []byte, key string, v []byte) []byte {
+	b = protowire.AppendTag(b, numStructFields, protowire.BytesType)
+	size := protowire.SizeTag(numEntryKey) + protowire.SizeBytes(len(key)) + protowire.SizeTag(numEntryValue) + protowire.SizeBytes(len(v))
+	b = protowire.AppendVarint(b, uint64(size)) //nolint:gosec // A size is not negative.
+	b = protowire.AppendTag(b, numEntryKey, protowire.BytesType)
+	b = protowire.AppendString(b, key)
+	b = protowire.AppendTag(b, numEntryValue, protowire.BytesType)
+	return protowire.AppendBytes(b, v)
+}
+
+// objectValue is the Value encoding of o.
+func objectValue(o object) []byte {
+	return protowire.AppendBytes(protowire.AppendTag(make([]byte, 0, len(o)+4), numValueStruct, protowire.BytesType), o)
+}
+
+// stringValue is the Value encoding of s.
+func stringValue(s string) []byte {
+	return protowire.AppendString(protowire.AppendTag(nil, numValueString, protowire.BytesType), s)
+}
+
+// numberValue is the Value encoding of f.
+func numberValue(f float64) []byte {
+	return protowire.AppendFixed64(protowire.AppendTag(nil, numValueNumber, protowire.Fixed64Type), math.Float64bits(f))
+}
+
+// validObject checks that b is a Struct protobuf's decoder would read:
+// every field well formed, every string UTF-8, nesting bounded. Fields a
+// Struct, Value or ListValue does not have are left, as protobuf leaves
+// unknown fields.
+func validObject(b []byte) error {
+	return validStruct(b, 0)
+}
+
+// walk checks that b is a message of well formed fields, and calls fn with
+// each length-delimited one.
+func walk(b []byte, depth int, fn func(num protowire.Number, content []byte) error) error {
+	if depth > maxDepth {
+		return errors.New(errTooDeep)
+	}
+	for len(b) > 0 {
+		num, typ, tag := protowire.ConsumeTag(b)
+		if tag < 0 {
+			return errors.New(errWire)
+		}
+		size := protowire.ConsumeFieldValue(num, typ, b[tag:])
+		if size < 0 {
+			return errors.New(errWire)
+		}
+		if typ == protowire.BytesType {
+			content, _ := protowire.ConsumeBytes(b[tag:])
+			if err := fn(num, content); err != nil {
+				return err
+			}
+		}
+		b = b[tag+size:]
+	}
+	return nil
+}
+
+// validStruct and validValue count depth in messages, as protobuf does: a
+// Struct's Values, a Value's Struct or ListValue, a ListValue's Values.
+func validStruct(b []byte, depth int) error {
+	return walk(b, depth, func(num protowire.Number, entry []byte) error {
+		if num != numStructFields {
+			return nil
+		}
+		return walk(entry, depth, func(num protowire.Number, c []byte) error {
+			switch num {
+			case numEntryKey:
+				return validUTF8(c)
+			case numEntryValue:
+				return validValue(c, depth+1)
+			default:
+				return nil
+			}
+		})
+	})
+}
+
+func validValue(b []byte, depth int) error {
+	return walk(b, depth, func(num protowire.Number, c []byte) error {
+		switch num {
+		case numValueString:
+			return validUTF8(c)
+		case numValueStruct:
+			return validStruct(c, depth+1)
+		case numValueList:
+			return walk(c, depth+1, func(num protowire.Number, e []byte) error {
+				if num != numListValues {
+					return nil
+				}
+				return validValue(e, depth+2)
+			})
+		default:
+			return nil
+		}
+	})
+}
+
+func validUTF8(b []byte) error {
+	if !utf8.Valid(b) {
+		return errors.New(errUTF8)
+	}
+	return nil
+}
