@@ -67,13 +67,13 @@ func conditions(rsp *fnv1.RunFunctionResponse, v observe.Verdict) {
 // resources) once its Ready condition is True.
 func readiness(o object) fnv1.Ready {
 	want := "Ready"
-	switch stringAt(o, "kind") {
+	switch string(textAt(o, "kind")) {
 	case "ConfigMap", "NetworkPolicy", render.RabbitMQBrokerConfigKind:
 		return fnv1.Ready_READY_TRUE
 	case "Job":
 		want = string(batchv1.JobComplete)
 	}
-	if c := condition(o, want); stringAt(c, "status") == string(corev1.ConditionTrue) {
+	if c := condition(o, want); string(textAt(c, "status")) == string(corev1.ConditionTrue) {
 		return fnv1.Ready_READY_TRUE
 	}
 	return fnv1.Ready_READY_FALSE
@@ -85,7 +85,7 @@ func condition(o object, typ string) object {
 	var found object
 	conditions, _ := structAt(o, "status").get("conditions")
 	conditions.list(func(c value) bool {
-		if m := c.object(); stringAt(m, "type") == typ {
+		if m := c.object(); string(textAt(m, "type")) == typ {
 			found = m
 			return false
 		}

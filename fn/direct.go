@@ -109,7 +109,7 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 // of the build meanwhile. Until the build has succeeded, whatever serves
 // stays as it is, and an older build's objects go.
 func (p *pass) build(objs *render.Objects, status *v1alpha1.LambdaFunctionObservation) (observe.Verdict, string, error) {
-	if _, started := p.observed[nameOf(objs.BuildJob)]; !started {
+	if _, started := p.observedOf(objs.BuildJob); !started {
 		if v, ok, err := p.buildAdmitted(); err != nil || !ok {
 			p.keep(all)
 			return v, "", err
@@ -172,7 +172,7 @@ func (p *pass) shareBroker(objs *render.Objects) error {
 	if b == nil {
 		return nil
 	}
-	if _, ours := p.observed[nameOf(b)]; ours {
+	if _, ours := p.observedOf(b); ours {
 		return nil
 	}
 	items, ok := p.require(requireBroker+b.Name, byName(eventingv1.SchemeGroupVersion.String(), "Broker", b.Namespace, b.Name))
@@ -205,8 +205,8 @@ func (p *pass) followBuild(objs *render.Objects, status *v1alpha1.LambdaFunction
 	var pods []corev1.Pod
 	if observe.Finished(job) {
 		// The pods' termination messages say what the build pushed or why
-		// it failed.
-		items, ok, err := requireAs[corev1.Pod](p, requireBuildPods, byLabels("v1", "Pod", job.Namespace, map[string]string{observe.LabelJobName: name}))
+		// it failed: their status is all a pass reads of them.
+		items, ok, err := requireAs[corev1.Pod](p, requireBuildPods, byLabels("v1", "Pod", job.Namespace, map[string]string{observe.LabelJobName: name}), "status")
 		if err != nil || !ok {
 			return observe.Retrying(v1alpha1.PhaseBuilding, v1alpha1.ReasonBuilding, msgWaitRequired), "", err
 		}

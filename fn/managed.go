@@ -41,7 +41,7 @@ func (p *pass) managed(in *v1beta1.Input) (observe.Verdict, error) {
 	if err := p.compose(mr); err != nil {
 		return observe.Verdict{}, err
 	}
-	ob, ok := p.observed[nameOf(mr)]
+	ob, ok := p.observedOf(mr)
 	if !ok {
 		return p.held(v1alpha1.ReasonWaiting, msgMRCreating), nil
 	}

@@ -36,7 +36,7 @@ type structParser struct {
 // encoding/json writes as an object, with only the top-level fields keep
 // admits. The Struct is carried in the encoding gRPC sends: it is read after
 // a trip through the wire format, as Crossplane reads it.
-func (p *structParser) resource(v any, keep func(field string) bool) (*fnv1.Resource, error) {
+func (p *structParser) resource(v any, keep func(key []byte) bool) (*fnv1.Resource, error) {
 	err := encoded(v, func(data []byte) error {
 		// The encoding is about as long as the JSON: one allocation most
 		// often holds it.
@@ -96,7 +96,7 @@ func encoded(v any, fn func([]byte) error) error {
 
 // document appends the encoding of the Struct of data, which must be one
 // object, with only the top-level fields keep admits; nil keeps all.
-func (p *structParser) document(data []byte, keep func(string) bool) error {
+func (p *structParser) document(data []byte, keep func(key []byte) bool) error {
 	p.data, p.pos = data, 0
 	// data is lent: nothing may read it once the document is written.
 	defer func() { p.data = nil }()
@@ -213,7 +213,7 @@ func (p *structParser) value() error {
 
 // object appends the fields of the Struct message of the object at pos: a
 // map entry per member whose key keep admits; nil admits all.
-func (p *structParser) object(keep func(string) bool) error {
+func (p *structParser) object(keep func(key []byte) bool) error {
 	p.pos++
 	if p.consume('}') {
 		return nil
@@ -252,10 +252,10 @@ func (p *structParser) object(keep func(string) bool) error {
 }
 
 // keyAt is the key str wrote at at.
-func (p *structParser) keyAt(at int) string {
+func (p *structParser) keyAt(at int) []byte {
 	_, _, n := protowire.ConsumeTag(p.wire[at:])
 	key, _ := protowire.ConsumeBytes(p.wire[at+n:])
-	return string(key)
+	return key
 }
 
 // list appends the fields of the ListValue message of the array at pos.

@@ -92,11 +92,19 @@ func nameOf(o client.Object) resource.Name {
 	return resource.Name(render.Key(o))
 }
 
+// observedOf is the observed twin of a rendered object, found by nameOf
+// without making the name: a pass looks up each object more than once.
+func (p *pass) observedOf(o client.Object) (object, bool) {
+	var room [128]byte
+	ob, ok := p.observed[resource.Name(render.AppendKey(room[:0], o))]
+	return ob, ok
+}
+
 // compose makes rendered objects desired, each ready when its observed twin
 // says so.
 func (p *pass) compose(objs ...client.Object) error {
 	for _, o := range objs {
-		r, err := p.parser.resource(o, render.Sent)
+		r, err := p.parser.resource(o, sentKey)
 		if err != nil {
 			return errors.Wrapf(err, errFmtConvert, o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
 		}
@@ -129,9 +137,12 @@ func sent(ob object) object {
 	metadata := structAt(ob, "metadata").filter(func(key []byte) bool {
 		return named(key, []string{"name", "namespace", "labels", "annotations"})
 	})
-	kept := ob.filter(func(key []byte) bool { return string(key) != "metadata" && render.Sent(string(key)) })
+	kept := ob.filter(func(key []byte) bool { return string(key) != "metadata" && sentKey(key) })
 	return object(appendEntry(kept, "metadata", objectValue(metadata)))
 }
+
+// sentKey is render.Sent of a key in an encoding.
+func sentKey(key []byte) bool { return render.Sent(string(key)) }
 
 // all keeps every observed composed resource.
 func all(string) bool { return true }
@@ -141,7 +152,7 @@ func all(string) bool { return true }
 // metadata and status, never its spec, which is the one rendered: the rest
 // is not decoded.
 func (p *pass) observedAs(rendered client.Object, o any) (bool, error) {
-	ob, ok := p.observed[nameOf(rendered)]
+	ob, ok := p.observedOf(rendered)
 	if !ok {
 		return false, nil
 	}
@@ -156,15 +167,16 @@ func (p *pass) require(key string, sel *fnv1.ResourceSelector) (items []object, 
 	return items, ok
 }
 
-// requireAs reads each resource require returns into a new T.
-func requireAs[T any](p *pass, key string, sel *fnv1.ResourceSelector) (items []*T, ok bool, err error) {
+// requireAs reads each resource require returns into a new T: only the
+// top-level fields fields names, or all when it names none.
+func requireAs[T any](p *pass, key string, sel *fnv1.ResourceSelector, fields ...string) (items []*T, ok bool, err error) {
 	os, ok := p.require(key, sel)
 	if !ok {
 		return nil, false, nil
 	}
 	for _, o := range os {
 		t := new(T)
-		if err := decodeStruct(o, t); err != nil {
+		if err := decodeStruct(o, t, fields...); err != nil {
 			return nil, true, errors.Wrapf(err, errFmtRequired, key)
 		}
 		items = append(items, t)

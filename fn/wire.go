@@ -165,14 +165,6 @@ func (v value) object() object {
 	return nil
 }
 
-// str is the string v holds; empty when it holds none.
-func (v value) str() string {
-	if kind, c, _ := v.kind(); kind == numValueString {
-		return string(c)
-	}
-	return ""
-}
-
 // list calls fn with each value of the list v holds, until fn returns
 // false.
 func (v value) list(fn func(value) bool) {
@@ -202,9 +194,19 @@ func structAt(o object, path ...string) object {
 // stringAt is the string at a path of members in o; empty when there is
 // none.
 func stringAt(o object, path ...string) string {
+	return string(textAt(o, path...))
+}
+
+// textAt is the bytes of the string at a path of members in o, shared with
+// o; nil when there is none. Compared as string(textAt(...)), they are not
+// copied.
+func textAt(o object, path ...string) []byte {
 	last := len(path) - 1
 	v, _ := structAt(o, path[:last]...).get(path[last])
-	return v.str()
+	if kind, c, _ := v.kind(); kind == numValueString {
+		return c
+	}
+	return nil
 }
 
 // filter is o with only the members keep admits, in bytes of its own.

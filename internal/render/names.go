@@ -15,7 +15,12 @@ import (
 // composed resource with it. A build Job is named for its build identity, so
 // a new build has a new key.
 func Key(o client.Object) string {
-	return o.GetObjectKind().GroupVersionKind().Kind + "/" + o.GetName()
+	return string(AppendKey(nil, o))
+}
+
+// AppendKey appends the Key of o to b.
+func AppendKey(b []byte, o client.Object) []byte {
+	return append(append(append(b, o.GetObjectKind().GroupVersionKind().Kind...), '/'), o.GetName()...)
 }
 
 // Labels render puts on every object, so a resource's objects can be listed

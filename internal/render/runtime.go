@@ -170,14 +170,9 @@ func ResolveRuntime(rt *v1alpha1.Runtime, env BuildEnv) (Runtime, error) {
 	r.CodeFile = lang.codeFile(r.Handler)
 
 	base, run := env.baseImages(r.Language, lang, r.Version)
-	vars := map[string]any{
-		"Version":     r.Version,
-		"Handler":     r.Handler,
-		"HandlerFunc": r.Handler,
-		"Port":        r.Port,
-		"BaseImage":   base,
-		"RunImage":    run,
-		"BuildArgs":   env.Args,
+	vars := templateVars{
+		Version: r.Version, Handler: r.Handler, HandlerFunc: r.Handler, Port: r.Port,
+		BaseImage: base, RunImage: run, BuildArgs: env.Args,
 	}
 	dir := path.Join("runtimes", string(r.Language))
 	var err error
@@ -240,8 +235,17 @@ var loaded = sync.OnceValues(func() (runtimeFiles, error) {
 	return rf, err
 })
 
+// templateVars are what the runtime files' templates are rendered with; a
+// struct, whose fields a template reads without copying them as a map's.
+type templateVars struct {
+	Version, Handler, HandlerFunc string
+	Port                          int32
+	BaseImage, RunImage           string
+	BuildArgs                     []string
+}
+
 // renderFile renders an embedded runtime file by its name without .tmpl.
-func renderFile(name string, vars map[string]any) (string, error) {
+func renderFile(name string, vars templateVars) (string, error) {
 	rf, err := loaded()
 	if err != nil {
 		return "", errors.Wrapf(err, errFmtTemplate, name)

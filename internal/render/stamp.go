@@ -52,7 +52,9 @@ func stamp(o client.Object) error {
 	if a == nil {
 		a = map[string]string{}
 	}
-	a[AnnotationRendered] = hex.EncodeToString(h.Sum(sum[:0])[:renderedHashLen/2])
+	var text [renderedHashLen]byte
+	hex.Encode(text[:], h.Sum(sum[:0])[:renderedHashLen/2])
+	a[AnnotationRendered] = string(text[:])
 	o.SetAnnotations(a)
 	return nil
 }
