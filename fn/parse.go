@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -37,19 +38,12 @@ type structParser struct {
 // admits. The Struct is carried in the encoding gRPC sends: it is read after
 // a trip through the wire format, as Crossplane reads it.
 func (p *structParser) resource(v any, keep func(key []byte) bool) (*fnv1.Resource, error) {
+	var wire []byte
 	err := encoded(v, func(data []byte) error {
-		// The encoding is about as long as the JSON: one allocation most
-		// often holds it.
-		p.wire = make([]byte, 0, len(data)+len(data)/4+8)
-		at := p.open(numResource)
-		if err := p.document(data, keep); err != nil {
-			return err
-		}
-		p.close(at)
-		return nil
+		var err error
+		wire, err = p.encode(data, keep, true)
+		return err
 	})
-	wire := p.wire
-	p.wire = nil
 	if err != nil {
 		return nil, errors.Wrapf(err, errFmtEncode, v)
 	}
@@ -72,12 +66,30 @@ func (p *structParser) marshal(v any) (object, error) {
 
 // parse is the encoding of data, which must be one JSON object.
 func (p *structParser) parse(data []byte) (object, error) {
-	p.wire = make([]byte, 0, len(data)+len(data)/4+8)
-	defer func() { p.wire = nil }()
-	if err := p.document(data, nil); err != nil {
+	return p.encode(data, nil, false)
+}
+
+// encode is the encoding of the Struct of data, which must be one JSON
+// object, with only the top-level fields keep admits; as the field of a
+// Resource that carries it when resource is true. Its length is known only
+// once it is written, so it is written in a pooled buffer and copied out at
+// that length.
+func (p *structParser) encode(data []byte, keep func(key []byte) bool, resource bool) ([]byte, error) {
+	buf := jsonBuffers.Get().(*byteSink) //nolint:forcetypeassert // The pool holds nothing else.
+	defer jsonBuffers.Put(buf)
+	p.wire = (*buf)[:0]
+	defer func() { *buf, p.wire = p.wire[:0], nil }()
+	at := 0
+	if resource {
+		at = p.open(numResource)
+	}
+	if err := p.document(data, keep); err != nil {
 		return nil, err
 	}
-	return object(p.wire), nil
+	if resource {
+		p.close(at)
+	}
+	return bytes.Clone(p.wire), nil
 }
 
 // encoded calls fn with v written as JSON.

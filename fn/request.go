@@ -16,6 +16,8 @@ import (
 const (
 	numRequestObserved protowire.Number = 2
 	numRequestDesired  protowire.Number = 3
+	numRequestInput    protowire.Number = 4
+	numRequestContext  protowire.Number = 5
 	numRequestRequired protowire.Number = 8
 	numStateComposite  protowire.Number = 1
 	numStateResources  protowire.Number = 2
@@ -54,12 +56,12 @@ func (c requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	return readRequest(data.Materialize(), req)
 }
 
-// readRequest reads b into req as protobuf's decoder does, except that the
-// Struct of each resource of the observed and desired state and of the
-// required resources stays in its encoding (object), checked but not
-// decoded: it is carried as the Struct's unknown fields, which protobuf
-// writes again as they are. Those encodings share b, which must not change
-// afterwards.
+// readRequest reads b into req as protobuf's decoder does, except that its
+// Structs (of each resource of the observed and desired state and of the
+// required resources, the Input and the context) stay in their encoding
+// (object), checked but not decoded: each is carried as the Struct's
+// unknown fields, which protobuf writes again as they are. Those encodings
+// share b, which must not change afterwards.
 func readRequest(b []byte, req *fnv1.RunFunctionRequest) error {
 	return readMessage(b, req, func(num protowire.Number, content []byte) (bool, error) {
 		switch num {
@@ -72,6 +74,10 @@ func readRequest(b []byte, req *fnv1.RunFunctionRequest) error {
 				*s = &fnv1.State{}
 			}
 			return true, readState(content, *s)
+		case numRequestInput:
+			return true, keepStruct(content, &req.Input)
+		case numRequestContext:
+			return true, keepStruct(content, &req.Context)
 		case numRequestRequired:
 			key, v, err := readMapEntry(content)
 			if err != nil {
@@ -129,22 +135,27 @@ func readResource(b []byte, r *fnv1.Resource) error {
 		if num != numResource {
 			return false, nil
 		}
-		if err := validObject(content); err != nil {
-			return true, err
-		}
-		if r.Resource == nil {
-			r.Resource = &structpb.Struct{}
-		}
-		// The Struct is b's own bytes, capped so that no append writes into
-		// b. A message field that comes again merges: for a Struct, its
-		// entries follow the first's.
-		m := r.Resource.ProtoReflect()
-		if was := m.GetUnknown(); len(was) > 0 {
-			content = append(was[:len(was):len(was)], content...)
-		}
-		m.SetUnknown(content[:len(content):len(content)])
-		return true, nil
+		return true, keepStruct(content, &r.Resource)
 	})
+}
+
+// keepStruct checks a Struct's encoding and keeps it in *s, as the unknown
+// fields of a Struct that protobuf writes again as they are. The encoding
+// is b's own bytes, capped so that no append writes into b. A message field
+// that comes again merges: for a Struct, its entries follow the first's.
+func keepStruct(b []byte, s **structpb.Struct) error {
+	if err := validObject(b); err != nil {
+		return err
+	}
+	if *s == nil {
+		*s = &structpb.Struct{}
+	}
+	m := (*s).ProtoReflect()
+	if was := m.GetUnknown(); len(was) > 0 {
+		b = append(was[:len(was):len(was)], b...)
+	}
+	m.SetUnknown(b[:len(b):len(b)])
+	return nil
 }
 
 // readMapEntry reads an entry of a protobuf map of strings to messages.

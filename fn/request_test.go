@@ -74,9 +74,13 @@ func TestReadRequest(t *testing.T) {
 			for _, rs := range got.GetRequiredResources() {
 				resources = append(resources, rs.GetItems()...)
 			}
+			structs := []*structpb.Struct{got.GetInput(), got.GetContext()}
 			for _, r := range resources {
-				if len(r.GetResource().GetFields()) > 0 {
-					t.Errorf("readRequest(): a resource's Struct was decoded: %v", r.GetResource())
+				structs = append(structs, r.GetResource())
+			}
+			for _, s := range structs {
+				if len(s.GetFields()) > 0 {
+					t.Errorf("readRequest(): a Struct was decoded: %v", s)
 				}
 			}
 			if diff := cmp.Diff(want, onWire(t, got), protocmp.Transform()); diff != "" {

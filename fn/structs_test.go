@@ -125,6 +125,7 @@ func TestWireFieldNumbers(t *testing.T) {
 		"ListValue.values": numListValues, "Resource.resource": numResource,
 		"RunFunctionRequest.observed": numRequestObserved, "RunFunctionRequest.desired": numRequestDesired,
 		"RunFunctionRequest.required_resources": numRequestRequired, "State.composite": numStateComposite,
+		"RunFunctionRequest.input": numRequestInput, "RunFunctionRequest.context": numRequestContext,
 		"State.resources": numStateResources, "Resources.items": numResourcesItems,
 		"map entry key": numMapKey, "map entry value": numMapValue,
 	}
@@ -135,6 +136,7 @@ func TestWireFieldNumbers(t *testing.T) {
 		"ListValue.values": field(&structpb.ListValue{}, "values"), "Resource.resource": field(&fnv1.Resource{}, "resource"),
 		"RunFunctionRequest.observed": field(&fnv1.RunFunctionRequest{}, "observed"), "RunFunctionRequest.desired": field(&fnv1.RunFunctionRequest{}, "desired"),
 		"RunFunctionRequest.required_resources": field(&fnv1.RunFunctionRequest{}, "required_resources"), "State.composite": field(&fnv1.State{}, "composite"),
+		"RunFunctionRequest.input": field(&fnv1.RunFunctionRequest{}, "input"), "RunFunctionRequest.context": field(&fnv1.RunFunctionRequest{}, "context"),
 		"State.resources": field(&fnv1.State{}, "resources"), "Resources.items": field(&fnv1.Resources{}, "items"),
 		"map entry key": resources.MapKey().Number(), "map entry value": resources.MapValue().Number(),
 	}

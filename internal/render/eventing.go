@@ -61,7 +61,7 @@ func broker(namespace string, b *v1alpha1.Broker) (*eventingv1.Broker, *unstruct
 	}
 	config := rabbitmqBrokerConfig(namespace, BrokerName(b), b.RabbitMQ)
 	return &eventingv1.Broker{
-		TypeMeta: metav1.TypeMeta{APIVersion: eventingv1.SchemeGroupVersion.String(), Kind: "Broker"},
+		TypeMeta: metav1.TypeMeta{APIVersion: eventingAPIVersion, Kind: "Broker"},
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace:   namespace,
 			Name:        BrokerName(b),
@@ -140,7 +140,7 @@ type subscription struct {
 // subscriber.
 func trigger(kind, namespace, name, brokerName string, s subscription, fallback *v1alpha1.Delivery, d Defaults, subscriber duckv1.Destination) *eventingv1.Trigger {
 	t := &eventingv1.Trigger{
-		TypeMeta: metav1.TypeMeta{APIVersion: eventingv1.SchemeGroupVersion.String(), Kind: "Trigger"},
+		TypeMeta: metav1.TypeMeta{APIVersion: eventingAPIVersion, Kind: "Trigger"},
 		ObjectMeta: metav1.ObjectMeta{
 			Namespace: namespace,
 			Name:      TriggerName(kind, name, s.name, s.key),

@@ -74,7 +74,7 @@ func (b build) networkPolicy() *networkingv1.NetworkPolicy {
 	}
 	meta := b.meta()
 	return &networkingv1.NetworkPolicy{
-		TypeMeta:   metav1.TypeMeta{APIVersion: networkingv1.SchemeGroupVersion.String(), Kind: "NetworkPolicy"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: networkingAPIVersion, Kind: "NetworkPolicy"},
 		ObjectMeta: meta,
 		Spec: networkingv1.NetworkPolicySpec{
 			PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{

@@ -41,7 +41,7 @@ func schedules(namespace, name string, in []v1alpha1.Schedule) ([]*sourcesv1.Pin
 			data = string(s.Data.Raw)
 		}
 		ps := &sourcesv1.PingSource{
-			TypeMeta:   metav1.TypeMeta{APIVersion: sourcesv1.SchemeGroupVersion.String(), Kind: "PingSource"},
+			TypeMeta:   metav1.TypeMeta{APIVersion: sourcesAPIVersion, Kind: "PingSource"},
 			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: ScheduleName(name, s.Name), Labels: labels(v1alpha1.LambdaFunctionKind, name, ComponentSchedule)},
 			Spec: sourcesv1.PingSourceSpec{
 				SourceSpec:  duckv1.SourceSpec{Sink: serviceSubscriber(name)},

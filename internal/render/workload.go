@@ -115,7 +115,7 @@ func (w workload) service() *servingv1.Service {
 		annotations = mergeUnder(annotations, w.route.annotations)
 	}
 	return &servingv1.Service{
-		TypeMeta:   metav1.TypeMeta{APIVersion: servingv1.SchemeGroupVersion.String(), Kind: "Service"},
+		TypeMeta:   metav1.TypeMeta{APIVersion: servingAPIVersion, Kind: "Service"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.namespace, Name: w.name, Labels: lbls, Annotations: annotations},
 		Spec: servingv1.ServiceSpec{
 			ConfigurationSpec: servingv1.ConfigurationSpec{Template: template},
