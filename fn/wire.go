@@ -52,10 +52,10 @@ type value []byte
 // requestCodec left it encoded, else s written again, as for a request a
 // test or the SDK's v1beta1 server made of messages.
 func objectOf(s *structpb.Struct) (object, error) {
-	if len(s.GetFields()) == 0 {
-		if s == nil {
-			return nil, nil
-		}
+	switch {
+	case s == nil:
+		return nil, nil
+	case len(s.GetFields()) == 0:
 		return object(s.ProtoReflect().GetUnknown()), nil
 	}
 	b, err := proto.Marshal(s)
