@@ -75,10 +75,10 @@ func (p *structParser) parse(data []byte) (object, error) {
 // once it is written, so it is written in a pooled buffer and copied out at
 // that length.
 func (p *structParser) encode(data []byte, keep func(key []byte) bool, resource bool) ([]byte, error) {
-	buf := jsonBuffers.Get().(*byteSink) //nolint:forcetypeassert // The pool holds nothing else.
-	defer jsonBuffers.Put(buf)
-	p.wire = (*buf)[:0]
-	defer func() { *buf, p.wire = p.wire[:0], nil }()
+	buf := borrow()
+	defer buffers.Put(buf)
+	p.wire = *buf
+	defer func() { *buf, p.wire = p.wire, nil }()
 	at := 0
 	if resource {
 		at = p.open(numResource)
@@ -94,9 +94,8 @@ func (p *structParser) encode(data []byte, keep func(key []byte) bool, resource 
 
 // encoded calls fn with v written as JSON.
 func encoded(v any, fn func([]byte) error) error {
-	buf := jsonBuffers.Get().(*byteSink) //nolint:forcetypeassert // The pool holds nothing else.
-	defer jsonBuffers.Put(buf)
-	*buf = (*buf)[:0]
+	buf := borrow()
+	defer buffers.Put(buf)
 	// Escaping <, > and & would only make more strings to unescape.
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)

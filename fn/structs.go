@@ -59,16 +59,25 @@ func (s *byteSink) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// jsonBuffers are reused for JSON that is parsed or decoded at once: the
-// parser and the decoders copy what they keep.
-var jsonBuffers = sync.Pool{New: func() any { return new(byteSink) }}
+// buffers are reused for what is written to be read at once: JSON that is
+// parsed or decoded, which the parser and the decoders copy what they keep
+// of, and encodings copied out at their length.
+var buffers = sync.Pool{New: func() any { return new(byteSink) }}
+
+// borrow is an empty pooled buffer, to be put back into buffers once read;
+// a buffer grown stays grown for the next.
+func borrow() *byteSink {
+	buf := buffers.Get().(*byteSink) //nolint:forcetypeassert // The pool holds nothing else.
+	*buf = (*buf)[:0]
+	return buf
+}
 
 // withJSON calls fn with o written as JSON, with only the top-level members
 // keys names; none writes all.
 func withJSON(o object, keys []string, fn func([]byte) error) error {
-	buf := jsonBuffers.Get().(*byteSink) //nolint:forcetypeassert // The pool holds nothing else.
-	defer jsonBuffers.Put(buf)
-	b, err := appendObject((*buf)[:0], o, keys...)
+	buf := borrow()
+	defer buffers.Put(buf)
+	b, err := appendObject(*buf, o, keys...)
 	if err != nil {
 		return err
 	}
