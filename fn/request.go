@@ -158,12 +158,17 @@ func keepStruct(b []byte, s **structpb.Struct) error {
 	return nil
 }
 
-// readMapEntry reads an entry of a protobuf map of strings to messages.
+// readMapEntry reads an entry of a protobuf map of strings to messages. A
+// field that comes again replaces, as in protobuf; every key is checked, as
+// protobuf checks each it reads.
 func readMapEntry(b []byte) (string, []byte, error) {
 	var key, v []byte
 	err := readMessage(b, nil, func(num protowire.Number, content []byte) (bool, error) {
 		switch num {
 		case numMapKey:
+			if err := validUTF8(content); err != nil {
+				return true, errors.New(errMapKey)
+			}
 			key = content
 		case numMapValue:
 			v = content
@@ -171,13 +176,7 @@ func readMapEntry(b []byte) (string, []byte, error) {
 		}
 		return true, nil
 	})
-	if err != nil {
-		return "", nil, err
-	}
-	if err := validUTF8(key); err != nil {
-		return "", nil, errors.New(errMapKey)
-	}
-	return string(key), v, nil
+	return string(key), v, err
 }
 
 // readMessage reads the fields of b into m: read reads each

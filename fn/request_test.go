@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"testing"
 
@@ -18,7 +19,7 @@ import (
 )
 
 // requests are encodings readRequest must read as protobuf does.
-func requests(t *testing.T) map[string][]byte {
+func requests(t testing.TB) map[string][]byte {
 	t.Helper()
 	marshal := func(m proto.Message) []byte {
 		b, err := proto.Marshal(m)
@@ -303,4 +304,29 @@ func TestEarlierStepsKept(t *testing.T) {
 	if status["image"].GetStringValue() == "old" {
 		t.Errorf("RunFunction(): the earlier step's status.image stayed, want ours laid over it")
 	}
+}
+
+// FuzzReadRequest holds readRequest to protobuf's own decoder on any bytes:
+// both refuse them, or both read the same request.
+func FuzzReadRequest(f *testing.F) {
+	for _, b := range requests(f) {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want := &fnv1.RunFunctionRequest{}
+		wantErr := proto.Unmarshal(b, want)
+		got := &fnv1.RunFunctionRequest{}
+		gotErr := readRequest(bytes.Clone(b), got)
+		switch {
+		case wantErr != nil && gotErr == nil:
+			t.Fatalf("readRequest() reads what proto.Unmarshal refuses (%v)", wantErr)
+		case wantErr == nil && gotErr != nil:
+			t.Fatalf("readRequest() refuses what proto.Unmarshal reads: %v", gotErr)
+		case wantErr != nil:
+			return
+		}
+		if diff := cmp.Diff(want, onWire(t, got), protocmp.Transform()); diff != "" {
+			t.Errorf("readRequest(): -proto.Unmarshal, +got after a trip through the wire format:\n%s", diff)
+		}
+	})
 }
