@@ -156,7 +156,10 @@ func (p *pass) observedAs(rendered client.Object, o any) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	return true, errors.Wrapf(decodeStruct(ob, o, "apiVersion", "kind", "metadata", "status"), errFmtNoObject, nameOf(rendered))
+	if err := decodeStruct(ob, o, "apiVersion", "kind", "metadata", "status"); err != nil {
+		return true, errors.Wrapf(err, errFmtNoObject, nameOf(rendered))
+	}
+	return true, nil
 }
 
 // require asks Crossplane for the resources a selector matches and returns
