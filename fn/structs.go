@@ -59,9 +59,9 @@ func (s *byteSink) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// buffers are reused for what is written to be read at once: JSON that is
-// parsed or decoded, which the parser and the decoders copy what they keep
-// of, and encodings copied out at their length.
+// buffers are reused for what is read as soon as it is written: JSON that
+// is parsed or decoded (the parser and the decoders copy what they keep),
+// and encodings copied out at their length.
 var buffers = sync.Pool{New: func() any { return new(byteSink) }}
 
 // borrow is an empty pooled buffer, to be put back into buffers once read;
