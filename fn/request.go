@@ -79,26 +79,23 @@ func readRequest(b []byte, req *fnv1.RunFunctionRequest) error {
 		case numRequestContext:
 			return true, keepStruct(content, &req.Context)
 		case numRequestRequired:
-			key, v, err := readMapEntry(content)
-			if err != nil {
-				return true, err
-			}
-			if req.RequiredResources == nil {
-				req.RequiredResources = map[string]*fnv1.Resources{}
-			}
-			rs := &fnv1.Resources{}
-			req.RequiredResources[key] = rs
-			return true, readMessage(v, rs, func(num protowire.Number, content []byte) (bool, error) {
-				if num != numResourcesItems {
-					return false, nil
-				}
-				r := &fnv1.Resource{}
-				rs.Items = append(rs.Items, r)
-				return true, readResource(content, r)
-			})
+			_, err := readMapField(content, &req.RequiredResources, readResources)
+			return true, err
 		default:
 			return false, nil
 		}
+	})
+}
+
+// readResources reads the Resources of a requirement.
+func readResources(b []byte, rs *fnv1.Resources) error {
+	return readMessage(b, rs, func(num protowire.Number, content []byte) (bool, error) {
+		if num != numResourcesItems {
+			return false, nil
+		}
+		r := &fnv1.Resource{}
+		rs.Items = append(rs.Items, r)
+		return true, readResource(content, r)
 	})
 }
 
@@ -112,17 +109,8 @@ func readState(b []byte, s *fnv1.State) error {
 			}
 			return true, readResource(content, s.Composite)
 		case numStateResources:
-			name, v, err := readMapEntry(content)
-			if err != nil {
-				return true, err
-			}
-			if s.Resources == nil {
-				s.Resources = map[string]*fnv1.Resource{}
-			}
-			// A map key that comes again replaces, as in protobuf.
-			r := &fnv1.Resource{}
-			s.Resources[name] = r
-			return true, errors.Wrapf(readResource(v, r), errFmtResource, name)
+			name, err := readMapField(content, &s.Resources, readResource)
+			return true, errors.Wrapf(err, errFmtResource, name)
 		default:
 			return false, nil
 		}
@@ -156,6 +144,22 @@ func keepStruct(b []byte, s **structpb.Struct) error {
 	}
 	m.SetUnknown(b[:len(b):len(b)])
 	return nil
+}
+
+// readMapField reads an entry of a protobuf map of strings to messages into
+// *m, its message read by read, and returns its key. A key that comes again
+// replaces, as in protobuf.
+func readMapField[M any](b []byte, m *map[string]*M, read func([]byte, *M) error) (string, error) {
+	key, v, err := readMapEntry(b)
+	if err != nil {
+		return key, err
+	}
+	if *m == nil {
+		*m = map[string]*M{}
+	}
+	value := new(M)
+	(*m)[key] = value
+	return key, read(v, value)
 }
 
 // readMapEntry reads an entry of a protobuf map of strings to messages. A
