@@ -27,7 +27,7 @@ const (
 )
 
 const (
-	errRequestWire = "invalid protobuf encoding of a RunFunctionRequest"
+	errRequest     = "cannot read the RunFunctionRequest"
 	errFmtResource = "cannot read the resource %q"
 	errMapKey      = "a map key is not valid UTF-8"
 )
@@ -63,7 +63,7 @@ func (c requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // unknown fields, which protobuf writes again as they are. Those encodings
 // share b, which must not change afterwards.
 func readRequest(b []byte, req *fnv1.RunFunctionRequest) error {
-	return readMessage(b, req, func(num protowire.Number, content []byte) (bool, error) {
+	return errors.Wrap(readMessage(b, req, func(num protowire.Number, content []byte) (bool, error) {
 		switch num {
 		case numRequestObserved, numRequestDesired:
 			s := &req.Observed
@@ -84,7 +84,7 @@ func readRequest(b []byte, req *fnv1.RunFunctionRequest) error {
 		default:
 			return false, nil
 		}
-	})
+	}), errRequest)
 }
 
 // readResources reads the Resources of a requirement.
@@ -187,29 +187,15 @@ func readMapEntry(b []byte) (string, []byte, error) {
 // length-delimited field it knows and returns true; protobuf's own decoder
 // merges every other field into m. A nil m drops them.
 func readMessage(b []byte, m proto.Message, read func(num protowire.Number, content []byte) (bool, error)) error {
-	for len(b) > 0 {
-		num, typ, tag := protowire.ConsumeTag(b)
-		if tag < 0 {
-			return errors.New(errRequestWire)
-		}
-		size := protowire.ConsumeFieldValue(num, typ, b[tag:])
-		if size < 0 {
-			return errors.New(errRequestWire)
-		}
-		done := false
-		if typ == protowire.BytesType {
-			content, _ := protowire.ConsumeBytes(b[tag:])
-			var err error
-			if done, err = read(num, content); err != nil {
+	return fields(b, func(f field) error {
+		if f.typ == protowire.BytesType {
+			if done, err := read(f.num, f.content); err != nil || done {
 				return err
 			}
 		}
-		if !done && m != nil {
-			if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(b[:tag+size], m); err != nil {
-				return err
-			}
+		if m == nil {
+			return nil
 		}
-		b = b[tag+size:]
-	}
-	return nil
+		return (proto.UnmarshalOptions{Merge: true}).Unmarshal(f.raw, m)
+	})
 }

@@ -33,7 +33,7 @@ const (
 const maxDepth = 10000
 
 const (
-	errWire    = "invalid protobuf encoding of a Struct"
+	errWire    = "invalid protobuf encoding"
 	errUTF8    = "a string of a Struct is not valid UTF-8"
 	errTooDeep = "a Struct nests too deeply"
 )
@@ -69,55 +69,78 @@ func resourceOf(o object, ready fnv1.Ready) *fnv1.Resource {
 	return r
 }
 
-// fields calls fn with each field of a message encoding b until fn returns
-// false: its number and type, its content (the bytes of a length-delimited
-// field, else nil), the number of a varint or fixed field, and the whole
-// field as encoded. b must be valid, as validObject makes sure.
-func fields(b []byte, fn func(num protowire.Number, typ protowire.Type, content []byte, n uint64, field []byte) bool) {
+// A field is one field of a message's encoding.
+type field struct {
+	num protowire.Number
+	typ protowire.Type
+	// content is a length-delimited field's bytes; nil for another type.
+	content []byte
+	// n is what a varint or fixed field holds.
+	n uint64
+	// raw is the whole field as encoded.
+	raw []byte
+}
+
+// errStop ends a walk of fields early; it is no failure.
+var errStop = errors.New("stop")
+
+// fields calls fn with each field of a message encoding b, in order, until
+// fn returns an error, which it returns. An encoding that is not well
+// formed is refused at its first bad field.
+func fields(b []byte, fn func(f field) error) error {
 	for len(b) > 0 {
 		num, typ, tag := protowire.ConsumeTag(b)
-		size := protowire.ConsumeFieldValue(num, typ, b[tag:])
-		if tag < 0 || size < 0 {
-			return
+		if tag < 0 {
+			return errors.New(errWire)
 		}
-		var content []byte
-		var n uint64
+		size := protowire.ConsumeFieldValue(num, typ, b[tag:])
+		if size < 0 {
+			return errors.New(errWire)
+		}
+		f := field{num: num, typ: typ, raw: b[:tag+size]}
 		switch typ {
 		case protowire.BytesType:
-			content, _ = protowire.ConsumeBytes(b[tag:])
+			f.content, _ = protowire.ConsumeBytes(b[tag:])
 		case protowire.VarintType:
-			n, _ = protowire.ConsumeVarint(b[tag:])
+			f.n, _ = protowire.ConsumeVarint(b[tag:])
 		case protowire.Fixed64Type:
-			n, _ = protowire.ConsumeFixed64(b[tag:])
+			f.n, _ = protowire.ConsumeFixed64(b[tag:])
 		default:
 		}
-		if !fn(num, typ, content, n, b[:tag+size]) {
-			return
+		if err := fn(f); err != nil {
+			return err
 		}
 		b = b[tag+size:]
 	}
+	return nil
 }
+
+// The accessors below read encodings validObject checked or this package
+// wrote: the error of their walks is errStop, or nil.
 
 // entries calls fn with each member of o, in order, until fn returns false:
 // its key, its value and the map entry that holds them. A key may come
 // twice; protobuf reads the last.
 func (o object) entries(fn func(key []byte, v value, entry []byte) bool) {
-	fields(o, func(num protowire.Number, typ protowire.Type, content []byte, _ uint64, field []byte) bool {
-		if num != numStructFields || typ != protowire.BytesType {
-			return true
+	_ = fields(o, func(f field) error {
+		if f.num != numStructFields || f.typ != protowire.BytesType {
+			return nil
 		}
 		var key, v []byte
-		fields(content, func(num protowire.Number, typ protowire.Type, c []byte, _ uint64, _ []byte) bool {
+		_ = fields(f.content, func(e field) error {
 			switch {
-			case typ != protowire.BytesType:
-			case num == numEntryKey:
-				key = c
-			case num == numEntryValue:
-				v = c
+			case e.typ != protowire.BytesType:
+			case e.num == numEntryKey:
+				key = e.content
+			case e.num == numEntryValue:
+				v = e.content
 			}
-			return true
+			return nil
 		})
-		return fn(key, value(v), field)
+		if !fn(key, value(v), f.raw) {
+			return errStop
+		}
+		return nil
 	})
 }
 
@@ -148,11 +171,11 @@ func (v value) kind() (protowire.Number, []byte, uint64) {
 	var kind protowire.Number
 	var content []byte
 	var n uint64
-	fields(v, func(num protowire.Number, typ protowire.Type, c []byte, x uint64, _ []byte) bool {
-		if want, ok := valueTypes[num]; ok && typ == want {
-			kind, content, n = num, c, x
+	_ = fields(v, func(f field) error {
+		if want, ok := valueTypes[f.num]; ok && f.typ == want {
+			kind, content, n = f.num, f.content, f.n
 		}
-		return true
+		return nil
 	})
 	return kind, content, n
 }
@@ -172,11 +195,14 @@ func (v value) list(fn func(value) bool) {
 	if kind != numValueList {
 		return
 	}
-	fields(c, func(num protowire.Number, typ protowire.Type, e []byte, _ uint64, _ []byte) bool {
-		if num != numListValues || typ != protowire.BytesType {
-			return true
+	_ = fields(c, func(f field) error {
+		if f.num != numListValues || f.typ != protowire.BytesType {
+			return nil
 		}
-		return fn(value(e))
+		if !fn(value(f.content)) {
+			return errStop
+		}
+		return nil
 	})
 }
 
@@ -271,24 +297,12 @@ func walk(b []byte, depth int, fn func(num protowire.Number, content []byte) err
 	if depth > maxDepth {
 		return errors.New(errTooDeep)
 	}
-	for len(b) > 0 {
-		num, typ, tag := protowire.ConsumeTag(b)
-		if tag < 0 {
-			return errors.New(errWire)
+	return fields(b, func(f field) error {
+		if f.typ != protowire.BytesType {
+			return nil
 		}
-		size := protowire.ConsumeFieldValue(num, typ, b[tag:])
-		if size < 0 {
-			return errors.New(errWire)
-		}
-		if typ == protowire.BytesType {
-			content, _ := protowire.ConsumeBytes(b[tag:])
-			if err := fn(num, content); err != nil {
-				return err
-			}
-		}
-		b = b[tag+size:]
-	}
-	return nil
+		return fn(f.num, f.content)
+	})
 }
 
 // validStruct and validValue count depth in messages, as protobuf does: a
