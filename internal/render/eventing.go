@@ -172,7 +172,7 @@ func trigger(kind, namespace, name, brokerName string, s subscription, fallback 
 
 // serviceSubscriber addresses the workload's own Knative Service.
 func serviceSubscriber(name string) duckv1.Destination {
-	return duckv1.Destination{Ref: &duckv1.KReference{APIVersion: "serving.knative.dev/v1", Kind: "Service", Name: name}}
+	return duckv1.Destination{Ref: &duckv1.KReference{APIVersion: servingAPIVersion, Kind: "Service", Name: name}}
 }
 
 // brokerSubscriber addresses a forward's Broker by the address it reports,
