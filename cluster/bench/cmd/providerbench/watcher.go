@@ -18,6 +18,7 @@ import (
 // that looking every tick costs the API server nothing but watch events.
 type watcher struct {
 	cache.Cache
+	cfg     *rest.Config
 	managed schema.GroupVersionKind
 }
 
@@ -31,7 +32,7 @@ func newWatcher(ctx context.Context, cfg *rest.Config, managed schema.GroupVersi
 	if !c.WaitForCacheSync(ctx) {
 		return nil, errors.New("the benchmark's informers did not sync")
 	}
-	return &watcher{Cache: c, managed: managed}, nil
+	return &watcher{Cache: c, cfg: cfg, managed: managed}, nil
 }
 
 // count is how many objects of a list's kind match; a nil match counts all.
