@@ -98,7 +98,7 @@ tools:
 PLATFORM_CRDS := $(CACHE)/platform-crds
 generate: tools
 	rm -rf package/crds/*.yaml package/function/input/*.yaml package/rbac/*.yaml $(PLATFORM_CRDS)
-	$(BIN)/controller-gen object:headerFile=cluster/tools/boilerplate.go.txt paths=./apis/... paths=./fn/input/...
+	$(BIN)/controller-gen object:headerFile=cluster/tools/boilerplate.go.txt paths=./apis/... paths=./fn/input/... paths=./internal/knative/...
 	$(BIN)/controller-gen crd:crdVersions=v1 paths=./apis/v1alpha1/... output:artifacts:config=package/crds
 	$(BIN)/controller-gen crd:crdVersions=v1 paths=./fn/input/... output:artifacts:config=package/function/input
 	$(BIN)/controller-gen crd:crdVersions=v1 paths=./apis/platform/... output:artifacts:config=$(PLATFORM_CRDS)
@@ -108,7 +108,7 @@ generate: tools
 	$(BIN)/angryjet generate-methodsets --header-file=cluster/tools/boilerplate.go.txt ./apis/...
 
 ## check-generated: fail when generated files differ from what make generate writes.
-GENERATED := ':(glob)apis/**/zz_generated*.go' ':(glob)fn/**/zz_generated*.go' package/crds package/function package/configuration package/rbac
+GENERATED := ':(glob)apis/**/zz_generated*.go' ':(glob)fn/**/zz_generated*.go' ':(glob)internal/knative/**/zz_generated*.go' package/crds package/function package/configuration package/rbac
 check-generated: generate
 	@if [ -n "$$(git status --porcelain -- $(GENERATED))" ]; then \
 		echo "generated files are stale; run make generate and commit:"; \

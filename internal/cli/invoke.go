@@ -14,8 +14,9 @@ import (
 	"github.com/google/uuid"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 )
 
 // DefaultEventType is the type of the event invoke sends when none is given.

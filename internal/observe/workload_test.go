@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
-	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
+	kneventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	knsourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
@@ -17,6 +17,9 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/knative/knativetest"
+	sourcesv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/sources/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 )
 
@@ -186,8 +189,7 @@ func TestEventingReadiness(t *testing.T) {
 	}
 	stale := settled(nil)
 	stale.Status.ObservedGeneration = 1
-	unknown := settled(nil)
-	unknown.Status.MarkBrokerUnknown("BrokerUnknown", "the Broker is not ready yet")
+	unknown := settled(func(ts *kneventingv1.TriggerStatus) { ts.MarkBrokerUnknown("BrokerUnknown", "the Broker is not ready yet") })
 
 	cases := map[string]struct {
 		reason string
@@ -256,11 +258,11 @@ func TestPingSourceReadiness(t *testing.T) {
 	}
 	addressed := &servingv1.Service{}
 	addressed.Status.Address = &duckv1.Addressable{URL: apis.HTTP("reports.apps.svc.cluster.local")}
-	settled := func(sink *servingv1.Service, change func(*sourcesv1.PingSourceStatus)) client.Object {
+	settled := func(sink *servingv1.Service, change func(*knsourcesv1.PingSourceStatus)) client.Object {
 		p := ping.DeepCopy()
 		playact.SettlePingSource(p, sink)
 		if change != nil {
-			change(&p.Status)
+			knativetest.In(p, func(p *knsourcesv1.PingSource) { change(&p.Status) })
 		}
 		return p
 	}
@@ -281,7 +283,7 @@ func TestPingSourceReadiness(t *testing.T) {
 		},
 		"AdapterUnavailable": {
 			reason: "A PingSource whose adapter Deployment Knative reports unavailable fails, in Knative's words.",
-			live: settled(addressed, func(s *sourcesv1.PingSourceStatus) {
+			live: settled(addressed, func(s *knsourcesv1.PingSourceStatus) {
 				s.PropagateDeploymentAvailability(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "pingsource-mt-adapter"}, Status: appsv1.DeploymentStatus{Conditions: []appsv1.DeploymentCondition{
 					{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionFalse, Reason: "MinimumReplicasUnavailable", Message: "Deployment does not have minimum availability."},
 				}}})

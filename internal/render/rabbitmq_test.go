@@ -10,11 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	rmqv1alpha1 "knative.dev/eventing-rabbitmq/pkg/apis/eventing/v1alpha1"
-	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	kneventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	fakeeventing "knative.dev/eventing/pkg/client/injection/client/fake"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/knative/knativetest"
 )
 
 // TestRabbitMQAcceptsRendered runs eventing-rabbitmq's own admission
@@ -29,7 +31,8 @@ func TestRabbitMQAcceptsRendered(t *testing.T) {
 			continue
 		}
 		brokers++
-		rb := &rmqv1alpha1.RabbitBroker{ObjectMeta: b.ObjectMeta, Spec: b.Spec}
+		rb := &rmqv1alpha1.RabbitBroker{}
+		knativetest.In(b, func(b *kneventingv1.Broker) { rb.ObjectMeta, rb.Spec = b.ObjectMeta, b.Spec })
 		if err := rb.Validate(context.Background()); err != nil {
 			t.Errorf("%s: eventing-rabbitmq refuses Broker %s: %v", tc.name, b.Name, err)
 		}
@@ -37,9 +40,10 @@ func TestRabbitMQAcceptsRendered(t *testing.T) {
 			acceptsBrokerConfig(t, tc.name, b, cfg)
 		}
 		// The Trigger webhook reads the Broker to know the Trigger is its.
-		ctx, _ := fakeeventing.With(context.Background(), b)
+		ctx, _ := fakeeventing.With(context.Background(), own(t, b))
 		for _, tr := range tc.objects.Triggers {
-			rt := &rmqv1alpha1.RabbitTrigger{ObjectMeta: tr.ObjectMeta, Spec: tr.Spec}
+			rt := &rmqv1alpha1.RabbitTrigger{}
+			knativetest.In(tr, func(tr *kneventingv1.Trigger) { rt.ObjectMeta, rt.Spec = tr.ObjectMeta, tr.Spec })
 			if err := rt.Validate(ctx); err != nil {
 				t.Errorf("%s: eventing-rabbitmq refuses Trigger %s: %v", tc.name, tr.Name, err)
 			}
@@ -58,9 +62,12 @@ func TestRabbitMQAcceptsRendered(t *testing.T) {
 	if err := (&rmqv1alpha1.RabbitBroker{ObjectMeta: refused.ObjectMeta}).Validate(context.Background()); err == nil || !strings.Contains(err.Error(), "spec.config") {
 		t.Errorf("eventing-rabbitmq's validation admits a RabbitMQ Broker without spec.config: %v", err)
 	}
-	ctx, _ := fakeeventing.With(context.Background(), refused)
-	tr := trigger(v1alpha1.LambdaFunctionKind, "apps", "hello", "orders", subscription{name: "all", key: "trigger/all", parallelism: new(int32(1001))}, nil, Defaults{}, serviceSubscriber("hello"))
-	if err := (&rmqv1alpha1.RabbitTrigger{ObjectMeta: tr.ObjectMeta, Spec: tr.Spec}).Validate(ctx); err == nil {
+	ctx, _ := fakeeventing.With(context.Background(), own(t, refused))
+	rt := &rmqv1alpha1.RabbitTrigger{}
+	knativetest.In(trigger(v1alpha1.LambdaFunctionKind, "apps", "hello", "orders", subscription{name: "all", key: "trigger/all", parallelism: new(int32(1001))}, nil, Defaults{}, serviceSubscriber("hello")), func(tr *kneventingv1.Trigger) {
+		rt.ObjectMeta, rt.Spec = tr.ObjectMeta, tr.Spec
+	})
+	if err := rt.Validate(ctx); err == nil {
 		t.Error("eventing-rabbitmq's validation admits a parallelism of 1001")
 	}
 }

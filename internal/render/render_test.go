@@ -19,6 +19,9 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/golden"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/knative/knativetest"
+	sourcesv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/sources/v1"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files from what render produces")
@@ -178,12 +181,30 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// own is Knative's own object for a Broker, Trigger or PingSource render
+// made in the wire form, which Knative's validation takes.
+func own(t *testing.T, o client.Object) client.Object {
+	t.Helper()
+	k, err := knativetest.Own(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
 // TestKnativeAcceptsRendered runs Knative's own defaulting and validation,
-// as its admission webhooks would, on every rendered Knative object.
+// as its admission webhooks would, on every rendered Knative object: a
+// Service as render makes it, and the eventing kinds in Knative's own types.
 func TestKnativeAcceptsRendered(t *testing.T) {
 	ctx := apis.WithinCreate(context.Background())
+	eventing := 0
 	for _, tc := range goldenCases(t) {
 		for _, obj := range tc.objects.All() {
+			switch obj.(type) {
+			case *eventingv1.Broker, *eventingv1.Trigger, *sourcesv1.PingSource:
+				obj = own(t, obj)
+				eventing++
+			}
 			v, ok := obj.DeepCopyObject().(interface {
 				client.Object
 				apis.Validatable
@@ -197,6 +218,9 @@ func TestKnativeAcceptsRendered(t *testing.T) {
 				t.Errorf("%s: Knative refuses %T %s: %v", tc.name, v, v.GetName(), err)
 			}
 		}
+	}
+	if eventing == 0 {
+		t.Error("no example or valid manifest renders a Broker, Trigger or PingSource")
 	}
 
 	// The control: Knative refuses a pod-level security context unless its

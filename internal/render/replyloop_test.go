@@ -6,21 +6,25 @@ import (
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
 	"go.uber.org/zap"
+	kneventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	"k8s.io/utils/ptr"
-	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	"knative.dev/eventing/pkg/eventfilter"
 	"knative.dev/eventing/pkg/eventfilter/attributes"
 	"knative.dev/eventing/pkg/eventfilter/subscriptionsapi"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/knative/knativetest"
 )
 
 // delivers says whether a Broker delivers an event to a Trigger's
 // subscriber, deciding as Knative's broker filter does: the Subscriptions
 // API filters when there are any, else the attribute filter; only a failed
 // filter drops the event.
-func delivers(t *eventingv1.Trigger, e cloudevents.Event) bool {
+func delivers(wire *eventingv1.Trigger, e cloudevents.Event) bool {
 	var f eventfilter.Filter
+	var t *kneventingv1.Trigger
+	knativetest.In(wire, func(own *kneventingv1.Trigger) { t = own })
 	switch {
 	case len(t.Spec.Filters) > 0:
 		f = subscriptionsapi.CreateSubscriptionsAPIFilters(zap.NewNop(), t.Spec.Filters)

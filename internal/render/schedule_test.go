@@ -1,12 +1,15 @@
 package render
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
+	knsourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )
@@ -81,6 +84,50 @@ func TestSchedules(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nPingSources: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestScheduleRefusedAsKnative holds render's check of a schedule to
+// Knative's own PingSource validation: the same verdict in the same words,
+// for schedules of every shape the schema lets through.
+func TestScheduleRefusedAsKnative(t *testing.T) {
+	cases := map[string]struct {
+		reason             string
+		schedule, timezone string
+	}{
+		"FiveFields":    {reason: "A standard cron line is taken.", schedule: "30 2 * * *"},
+		"SixFields":     {reason: "A line with seconds is taken.", schedule: "0 30 2 * * *"},
+		"Descriptor":    {reason: "A descriptor is taken.", schedule: "@hourly"},
+		"TimeZone":      {reason: "A time zone the IANA database knows is taken.", schedule: "0 9 * * 1-5", timezone: "Europe/Berlin"},
+		"Every":         {reason: "@every is a descriptor Knative refuses.", schedule: "@every 5m"},
+		"Backwards":     {reason: "A range that runs backwards is refused.", schedule: "0 22-6 * * *"},
+		"TooFewFields":  {reason: "Four fields are too few.", schedule: "0 2 * *"},
+		"OutOfRange":    {reason: "An hour past 23 is refused.", schedule: "0 24 * * *"},
+		"UnknownZone":   {reason: "A time zone the IANA database does not know is refused, as a time zone.", schedule: "@daily", timezone: "Mars/Olympus_Mons"},
+		"BothWrong":     {reason: "A wrong schedule in an unknown zone is refused for the zone, as Knative parses them together.", schedule: "0 22-6 * * *", timezone: "Mars/Olympus_Mons"},
+		"EveryAndWrong": {reason: "Every reason is given.", schedule: "@every 5m", timezone: "Mars/Olympus_Mons"},
+		"Unknown":       {reason: "A descriptor cron does not know is refused.", schedule: "@fortnightly"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			k := &knsourcesv1.PingSource{Spec: knsourcesv1.PingSourceSpec{
+				SourceSpec:  duckv1.SourceSpec{Sink: serviceSubscriber("reports")},
+				Schedule:    tc.schedule,
+				Timezone:    tc.timezone,
+				ContentType: contentJSON,
+				Data:        "{}",
+			}}
+			var theirs, ours string
+			if fe := k.Validate(context.Background()); fe != nil {
+				theirs = fe.Error()
+			}
+			if fe := scheduleRefused(tc.schedule, tc.timezone); fe != nil {
+				ours = fe.Error()
+			}
+			if diff := cmp.Diff(theirs, ours); diff != "" {
+				t.Errorf("%s\nscheduleRefused(%q, %q): -Knative's, +ours:\n%s", tc.reason, tc.schedule, tc.timezone, diff)
 			}
 		})
 	}

@@ -6,20 +6,23 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	eventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
+	kneventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/knative/knativetest"
 )
 
 // A TriggerFault is how Knative Eventing's trigger reconciler marks a
 // Trigger that cannot deliver, with its own status methods and messages
 // (pkg/reconciler/broker/trigger).
-type TriggerFault func(*eventingv1.TriggerStatus)
+type TriggerFault func(*kneventingv1.TriggerStatus)
 
 // BrokerDoesNotExist is a Trigger whose Broker is gone.
 func BrokerDoesNotExist(broker string) TriggerFault {
-	return func(ts *eventingv1.TriggerStatus) {
+	return func(ts *kneventingv1.TriggerStatus) {
 		ts.MarkBrokerFailed("BrokerDoesNotExist", "Broker %q does not exist", broker)
 	}
 }
@@ -27,7 +30,7 @@ func BrokerDoesNotExist(broker string) TriggerFault {
 // DeadLetterSinkUnresolved is a Trigger whose dead-letter sink cannot be
 // resolved to a URI; resolveError is what Knative's resolver returned.
 func DeadLetterSinkUnresolved(resolveError string) TriggerFault {
-	return func(ts *eventingv1.TriggerStatus) {
+	return func(ts *kneventingv1.TriggerStatus) {
 		ts.MarkDeadLetterSinkResolvedFailed("Unable to get the dead letter sink's URI", "%v", resolveError)
 	}
 }
@@ -36,8 +39,14 @@ func DeadLetterSinkUnresolved(resolveError string) TriggerFault {
 // reconciler gives a Trigger whose Broker is Ready: Ready, or failed with
 // the fault.
 func SettleTrigger(t *eventingv1.Trigger, fault TriggerFault) {
+	knativetest.In(t, func(t *kneventingv1.Trigger) { settleTrigger(t, fault) })
+}
+
+// settleTrigger is SettleTrigger in Knative's own types, whose status
+// methods it writes with.
+func settleTrigger(t *kneventingv1.Trigger, fault TriggerFault) {
 	ts := &t.Status
-	*ts = eventingv1.TriggerStatus{}
+	*ts = kneventingv1.TriggerStatus{}
 	ts.InitializeConditions()
 	ts.ObservedGeneration = t.Generation
 	ready := &apis.Condition{Type: apis.ConditionReady, Status: corev1.ConditionTrue}
@@ -163,10 +172,12 @@ var rabbitBrokerConditions = apis.NewLivingConditionSet("ExchangeReady", "DLXRea
 // spec.config returned, such as a RabbitmqCluster that does not exist.
 func FailRabbitMQBroker(ctx context.Context, t T, c client.Client, b *eventingv1.Broker, resolveError string) {
 	t.Helper()
-	m := rabbitBrokerConditions.Manage(&b.Status)
-	m.InitializeConditions()
-	m.MarkFalse("ExchangeReady", "ExchangeCredentialsUnavailable", "Failed to get arguments for creating exchange: %s", resolveError)
-	b.Status.ObservedGeneration = b.Generation
+	knativetest.In(b, func(b *kneventingv1.Broker) {
+		m := rabbitBrokerConditions.Manage(&b.Status)
+		m.InitializeConditions()
+		m.MarkFalse("ExchangeReady", "ExchangeCredentialsUnavailable", "Failed to get arguments for creating exchange: %s", resolveError)
+		b.Status.ObservedGeneration = b.Generation
+	})
 	if err := c.Status().Update(ctx, b); err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,13 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"knative.dev/eventing/pkg/apis/feature"
-	sourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
+	knsourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knative-lambda/provider-knative-lambda/internal/knative/knativetest"
+	sourcesv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/sources/v1"
 )
 
 // SettlePingSource computes, without writing it, the status Knative's
@@ -20,8 +23,14 @@ import (
 // reconciler's MarkNoSink); the shared adapter Deployment available; OIDC
 // off, as Knative's default feature flags have it.
 func SettlePingSource(ps *sourcesv1.PingSource, sink *servingv1.Service) {
+	knativetest.In(ps, func(ps *knsourcesv1.PingSource) { settlePingSource(ps, sink) })
+}
+
+// settlePingSource is SettlePingSource in Knative's own types, whose status
+// methods it writes with.
+func settlePingSource(ps *knsourcesv1.PingSource, sink *servingv1.Service) {
 	st := &ps.Status
-	*st = sourcesv1.PingSourceStatus{}
+	*st = knsourcesv1.PingSourceStatus{}
 	st.InitializeConditions()
 	st.MarkOIDCIdentityCreatedSucceededWithReason(fmt.Sprintf("%s feature disabled", feature.OIDCAuthentication), "")
 	if sink == nil || sink.Status.Address == nil || sink.Status.Address.URL == nil {
@@ -32,7 +41,7 @@ func SettlePingSource(ps *sourcesv1.PingSource, sink *servingv1.Service) {
 	st.PropagateDeploymentAvailability(&appsv1.Deployment{Status: appsv1.DeploymentStatus{
 		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}},
 	}})
-	st.CloudEventAttributes = []duckv1.CloudEventAttributes{{Type: sourcesv1.PingSourceEventType, Source: sourcesv1.PingSourceSource(ps.Namespace, ps.Name)}}
+	st.CloudEventAttributes = []duckv1.CloudEventAttributes{{Type: knsourcesv1.PingSourceEventType, Source: knsourcesv1.PingSourceSource(ps.Namespace, ps.Name)}}
 	st.ObservedGeneration = ps.Generation
 }
 

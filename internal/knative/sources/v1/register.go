@@ -1,0 +1,21 @@
+package v1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// SchemeGroupVersion is Knative Eventing's sources.knative.dev/v1.
+	SchemeGroupVersion = schema.GroupVersion{Group: "sources.knative.dev", Version: "v1"}
+
+	// SchemeBuilder registers PingSource with a scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: SchemeGroupVersion} //nolint:staticcheck // As the provider's own API registers.
+
+	// AddToScheme adds PingSource to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
+
+func init() {
+	SchemeBuilder.Register(&PingSource{}, &PingSourceList{})
+}
