@@ -189,7 +189,9 @@ func TestEventingReadiness(t *testing.T) {
 	}
 	stale := settled(nil)
 	stale.Status.ObservedGeneration = 1
-	unknown := settled(func(ts *kneventingv1.TriggerStatus) { ts.MarkBrokerUnknown("BrokerUnknown", "the Broker is not ready yet") })
+	unknown := settled(func(ts *kneventingv1.TriggerStatus) {
+		ts.MarkBrokerUnknown("BrokerUnknown", "the Broker is not ready yet")
+	})
 
 	cases := map[string]struct {
 		reason string
