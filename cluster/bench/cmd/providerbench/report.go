@@ -5,6 +5,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/bench"
@@ -19,11 +20,30 @@ func (r *result) print(w io.Writer) {
 		r.contender, r.n, mode(r.inline), r.servicesCreated.Seconds(), r.played.Seconds(), r.readyAfterMark.Seconds(), r.converged.Seconds(), r.convergeCPU,
 		float64(r.peakRSS)/mib, float64(r.steadyRSS)/mib, r.reconciles, r.reads, r.writes, r.steadyCPU, r.writesByVerb, r.writeResources, r.readResources, r.convergeWrites)
 	n := float64(r.n)
-	fmt.Fprintf(w, "%-24s n=%-5d per function: converged %.1f ms, %.1f API requests until Ready, %.1f KiB at rest above idle (%.0f MiB)\n",
-		r.contender, r.n, 1000*r.converged.Seconds()/n, r.convergeRequests/n, float64(r.steadyRSS-min(r.idleRSS, r.steadyRSS))/1024/n, float64(r.idleRSS)/mib)
+	fmt.Fprintf(w, "%-24s n=%-5d per function: converged %.1f ms, %.1f API requests and %.2f reconciles until Ready (%s), %.1f KiB at rest above idle (%.0f MiB)\n",
+		r.contender, r.n, 1000*r.converged.Seconds()/n, r.convergeRequests/n, sum(r.convergeReconciles)/n, perEach(r.convergeReconciles, n),
+		float64(r.steadyRSS-min(r.idleRSS, r.steadyRSS))/1024/n, float64(r.idleRSS)/mib)
 	if r.inline {
 		fmt.Fprintf(w, "%-24s n=%-5d create to build Job: p50 %s, p99 %s\n", r.contender, r.n, r.jobP50.Round(time.Millisecond), r.jobP99.Round(time.Millisecond))
 	}
+}
+
+// sum is the sum of m's values.
+func sum(m map[string]float64) float64 {
+	var s float64
+	for _, v := range m {
+		s += v
+	}
+	return s
+}
+
+// perEach says each of m's values divided by n, in key order.
+func perEach(m map[string]float64, n float64) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, m[k]/n))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func mode(inline bool) string {
@@ -98,8 +118,8 @@ func summarise(w io.Writer, results []*result) {
 // perFunction prints, per provider and size, the medians per function, and
 // the memory at rest each function above the next smaller size added.
 func perFunction(w io.Writer, keys []key, groups map[key][]*result) {
-	fmt.Fprintln(w, "\n| provider | N | source | converged ms per function | API requests per function until Ready | steady RSS MiB | KiB at rest per function added since the size before |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "\n| provider | N | source | converged ms per function | API requests per function until Ready | reconciles per function until Ready | steady RSS MiB | KiB at rest per function added since the size before |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	last := map[string]key{}
 	for _, k := range keys {
 		rs := groups[k]
@@ -111,9 +131,10 @@ func perFunction(w io.Writer, keys []key, groups map[key][]*result) {
 			added = fmt.Sprintf("%.1f (from N=%d)", (steady-before)/1024/(n-float64(prev.n)), prev.n)
 		}
 		last[k.contender+mode(k.inline)] = k
-		fmt.Fprintf(w, "| %s | %d | %s | %.1f | %.1f | %.0f | %s |\n", k.contender, k.n, mode(k.inline),
+		fmt.Fprintf(w, "| %s | %d | %s | %.1f | %.1f | %.2f | %.0f | %s |\n", k.contender, k.n, mode(k.inline),
 			1000*median(rs, func(r *result) float64 { return r.converged.Seconds() })/n,
-			median(rs, func(r *result) float64 { return r.convergeRequests })/n, steady/mib, added)
+			median(rs, func(r *result) float64 { return r.convergeRequests })/n,
+			median(rs, func(r *result) float64 { return sum(r.convergeReconciles) })/n, steady/mib, added)
 	}
 }
 

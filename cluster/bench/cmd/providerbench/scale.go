@@ -83,6 +83,9 @@ type result struct {
 	// convergeWrites are the API writes until all were Ready, by resource;
 	// the benchmark's own are among them.
 	convergeWrites map[string]float64
+	// convergeReconciles are the provider's reconciles of the managed kind
+	// until all were Ready, by how they ended.
+	convergeReconciles map[string]float64
 	// jobP50 and jobP99 are from a function's create to its build Job,
 	// for builds.
 	jobP50, jobP99 time.Duration
@@ -195,6 +198,7 @@ func run(ctx context.Context, dir string, c contender, s setting) (*result, erro
 		return nil, err
 	}
 	r.convergeWrites = increases(idle.writeResources, converged.writeResources)
+	r.convergeReconciles = increases(idle.reconcilesBy, converged.reconcilesBy)
 	r.convergeRequests = converged.reads + converged.writes - idle.reads - idle.writes
 	r.idleRSS = idle.usage.RSS
 

@@ -19,7 +19,11 @@ type snapshot struct {
 	writeResources map[string]float64
 	readResources  map[string]float64
 	reconciles     float64
-	usage          process.Usage
+	// reconcilesBy are the reconciles by how they ended, as
+	// controller-runtime counts them: a reconcile the rate limiter put off
+	// is a requeue_after.
+	reconcilesBy map[string]float64
+	usage        process.Usage
 }
 
 // readVerbs are the API server's names of requests that read. WATCH is left
@@ -72,9 +76,14 @@ func takeSnapshot(ctx context.Context, cfg *rest.Config, c contender, p *process
 			s.readResources[labels["verb"]+" "+resource] += f.GetCounter().GetValue()
 		}
 	}
-	s.reconciles = prov.Sum("controller_runtime_reconcile_total", func(l map[string]string) bool {
-		return strings.Contains(l["controller"], c.controller)
-	})
+	ours := func(l map[string]string) bool { return strings.Contains(l["controller"], c.controller) }
+	s.reconciles = prov.Sum("controller_runtime_reconcile_total", ours)
+	s.reconcilesBy = map[string]float64{}
+	for _, result := range []string{"success", "error", "requeue", "requeue_after"} {
+		s.reconcilesBy[result] = prov.Sum("controller_runtime_reconcile_total", func(l map[string]string) bool {
+			return ours(l) && l["result"] == result
+		})
+	}
 	s.usage, err = p.Usage()
 	return s, err
 }
