@@ -74,7 +74,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	// A pass is fatal until it returns what to apply.
 	kind, result, reason := "", passFatal, ""
 	defer func() { recordPass(kind, mode, result, reason, time.Since(start)) }()
-	p, err := newPass(req, rsp)
+	p, err := newPass(req, rsp, leaseOf(ctx))
 	if err != nil {
 		response.Fatal(rsp, err)
 		return rsp, nil

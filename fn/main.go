@@ -43,5 +43,6 @@ func main() {
 		function.MTLSCertificates(*tlsCertsDir),
 		function.Insecure(*insecure),
 		function.WithMetricsServer(*metrics),
+		withLeases(),
 	), "cannot serve")
 }

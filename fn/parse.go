@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -31,6 +30,9 @@ type structParser struct {
 
 	// wire is what the parser is writing.
 	wire []byte
+	// lease holds what it wrote until the answer is encoded; nil copies
+	// each encoding out at its length.
+	lease *lease
 }
 
 // resource is a composed resource whose Struct holds v, anything
@@ -72,24 +74,26 @@ func (p *structParser) parse(data []byte) (object, error) {
 // encode is the encoding of the Struct of data, which must be one JSON
 // object, with only the top-level fields keep admits; as the field of a
 // Resource that carries it when resource is true. Its length is known only
-// once it is written, so it is written in a pooled buffer and copied out at
-// that length.
+// once it is written, so it is written in a pooled buffer, which the
+// parser's lease keeps for the answer.
 func (p *structParser) encode(data []byte, keep func(key []byte) bool, resource bool) ([]byte, error) {
 	buf := borrow()
-	defer buffers.Put(buf)
 	p.wire = *buf
-	defer func() { *buf, p.wire = p.wire, nil }()
 	at := 0
 	if resource {
 		at = p.open(numResource)
 	}
-	if err := p.document(data, keep); err != nil {
-		return nil, err
-	}
-	if resource {
+	err := p.document(data, keep)
+	if err == nil && resource {
 		p.close(at)
 	}
-	return bytes.Clone(p.wire), nil
+	// A buffer grown stays grown for the next.
+	*buf, p.wire = p.wire, nil
+	if err != nil {
+		buffers.Put(buf)
+		return nil, err
+	}
+	return p.lease.keep(buf), nil
 }
 
 // encoded calls fn with v written as JSON.

@@ -44,7 +44,8 @@ type pass struct {
 	parser structParser
 }
 
-func newPass(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (*pass, error) {
+// newPass reads req; what it writes into rsp is held by l, if it has one.
+func newPass(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, l *lease) (*pass, error) {
 	xr, err := objectOf(req.GetObserved().GetComposite().GetResource())
 	if err != nil {
 		return nil, errors.Wrap(err, errDecodeXR)
@@ -53,7 +54,7 @@ func newPass(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse) (*pass
 	if err != nil {
 		return nil, err
 	}
-	p := &pass{rsp: rsp, xr: c, requirements: map[string]*fnv1.ResourceSelector{}}
+	p := &pass{rsp: rsp, xr: c, requirements: map[string]*fnv1.ResourceSelector{}, parser: structParser{lease: l}}
 	p.observed = make(map[resource.Name]object, len(req.GetObserved().GetResources()))
 	for name, r := range req.GetObserved().GetResources() {
 		if p.observed[resource.Name(name)], err = objectOf(r.GetResource()); err != nil {

@@ -52,8 +52,33 @@ func (c requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if !ok {
 		return c.CodecV2.Unmarshal(data, v)
 	}
-	// gRPC reuses its buffers once this returns; the request keeps a copy.
-	return readRequest(data.Materialize(), req)
+	// gRPC reuses its buffers once this returns; the request keeps a copy,
+	// in a pooled buffer when its call will have a lease to give it back.
+	if !leasing.Load() {
+		return readRequest(data.Materialize(), req)
+	}
+	buf := borrow()
+	for _, b := range data {
+		*buf = append(*buf, b.ReadOnlyData()...)
+	}
+	if err := readRequest(*buf, req); err != nil {
+		buffers.Put(buf)
+		return err
+	}
+	unleased.Store(req, buf)
+	return nil
+}
+
+// Marshal writes v; an answer's lease ends once it is written, since the
+// encoding is a copy.
+func (c requestCodec) Marshal(v any) (mem.BufferSlice, error) {
+	out, err := c.CodecV2.Marshal(v)
+	if rsp, ok := v.(*fnv1.RunFunctionResponse); ok {
+		if l, ok := answers.LoadAndDelete(rsp); ok {
+			l.(*lease).end() //nolint:forcetypeassert // The map holds nothing else.
+		}
+	}
+	return out, err
 }
 
 // readRequest reads b into req as protobuf's decoder does, except that its

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/crossplane/function-sdk-go/logging"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+)
+
+// serveGRPC serves f on loopback with the server options opts and returns
+// a client of it.
+func serveGRPC(t testing.TB, f *Function, opts ...grpc.ServerOption) fnv1.FunctionRunnerServiceClient {
+	t.Helper()
+	lis, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer(opts...)
+	fnv1.RegisterFunctionRunnerServiceServer(srv, f)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	return fnv1.NewFunctionRunnerServiceClient(conn)
+}
+
+// scribble is an interceptor that, once the handler has answered and
+// before gRPC encodes the answer, writes over every buffer it takes from
+// the pool, as later calls would.
+func scribble(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	rsp, err := handler(ctx, req)
+	taken := make([]*byteSink, 64)
+	for i := range taken {
+		taken[i] = borrow()
+		full := (*taken[i])[:cap(*taken[i])]
+		for j := range full {
+			full[j] = 0xff
+		}
+	}
+	for _, b := range taken {
+		buffers.Put(b)
+	}
+	return rsp, err
+}
+
+// TestLeasedAnswersStayWhole serves different passes at once, many times
+// over, through a server whose calls have leases, and writes over the
+// pool's buffers between each answer and its encoding. An answer encoded
+// after its lease gave its buffers back, or a buffer two calls shared,
+// would differ from the answer the same request gets without a lease; so
+// would one whose earlier steps' resources, which pass through in the
+// request's buffer, were given back early.
+func TestLeasedAnswersStayWhole(t *testing.T) {
+	f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}
+	otherSpec := helloSpec + "scaling: {minScale: 2, maxScale: 5}\n"
+	built := builtRequest(t)
+	built.Desired = &fnv1.State{Resources: map[string]*fnv1.Resource{
+		"earlier": {Resource: mustStruct(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"earlier","namespace":"`+testNS+`"},"data":{"from":"an earlier step"}}`)},
+	}}
+	reqs := map[string]*fnv1.RunFunctionRequest{
+		"built":    built,
+		"building": {Input: mustStruct(t, testInput), Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, helloSpec, ""))}}},
+		"scaled":   {Input: mustStruct(t, testInput), Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, otherSpec, ""))}}},
+		"invalid":  {Input: mustStruct(t, `{"apiVersion":"fn.lambda.crossplane.io/v1beta1","kind":"Input","mode":"Sideways"}`), Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, helloSpec, ""))}}},
+	}
+	want := map[string]*fnv1.RunFunctionResponse{}
+	for name, req := range reqs {
+		rsp, err := run(t, f, req)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		want[name] = rsp
+	}
+
+	c := serveGRPC(t, f, grpc.ChainUnaryInterceptor(scribble, leaseAnswers))
+	const callers, calls = 4, 40
+	var wg sync.WaitGroup
+	for i := range callers {
+		wg.Go(func() {
+			for j := range calls {
+				for name, req := range reqs {
+					got, err := c.RunFunction(context.Background(), req)
+					if err != nil {
+						t.Errorf("caller %d, call %d, %s: %v", i, j, name, err)
+						return
+					}
+					if diff := cmp.Diff(want[name], got, protocmp.Transform()); diff != "" {
+						t.Errorf("caller %d, call %d, %s: -unleased, +leased:\n%s", i, j, name, diff)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := entries(&unleased) + entries(&answers); n != 0 {
+		t.Errorf("%d requests or answers are left without their lease ended", n)
+	}
+}
+
+// entries counts a sync.Map's entries.
+func entries(m *sync.Map) int {
+	n := 0
+	m.Range(func(_, _ any) bool {
+		n++
+		return true
+	})
+	return n
+}
