@@ -4,9 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"io"
+	"hash"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
@@ -18,24 +19,42 @@ const (
 	errNoRegistry       = "no registry to push the image to: set build.registry on the resource or build.registry on its provider config"
 )
 
-// A hasher writes length-prefixed fields, so that ("ab", "c") and ("a", "bc")
-// never hash the same.
+// A hasher writes length-prefixed fields into a SHA-256, so that ("ab",
+// "c") and ("a", "bc") never hash the same.
 type hasher struct {
-	h io.Writer
+	h hash.Hash
 	// buf carries strings to h: a hash takes bytes, and converting a
 	// wrapper's or Dockerfile's text to bytes would copy all of it at every
 	// render.
-	buf []byte
+	buf [hasherBuf]byte
 }
 
 // hasherBuf is how much of a string a hasher writes at once.
 const hasherBuf = 512
 
-func newHasher(h io.Writer) hasher {
-	return hasher{h: h, buf: make([]byte, hasherBuf)}
+// hashers are reused: every render takes one for each identity and each
+// object it stamps, and a hash and its buffer were a tenth of what a
+// composition function's pass allocated.
+var hashers = sync.Pool{New: func() any { return &hasher{h: sha256.New()} }}
+
+// borrowHasher is a hasher that has hashed nothing, to be given back with
+// done.
+func borrowHasher() *hasher {
+	w := hashers.Get().(*hasher) //nolint:forcetypeassert // The pool holds nothing else.
+	w.h.Reset()
+	return w
 }
 
-func (w hasher) field(name, value string) {
+// done gives w back.
+func (w *hasher) done() { hashers.Put(w) }
+
+// hexSum is the hex of the first n bytes of the hash, at most all of them.
+func (w *hasher) hexSum(n int) string {
+	sum := w.h.Sum(w.buf[:0])
+	return hex.EncodeToString(sum[:min(n, len(sum))])
+}
+
+func (w *hasher) field(name, value string) {
 	w.write(name)
 	binary.BigEndian.PutUint64(w.buf[:8], uint64(len(value)))
 	w.buf[8] = 0
@@ -45,9 +64,9 @@ func (w hasher) field(name, value string) {
 }
 
 // write writes a string to the hash through buf.
-func (w hasher) write(s string) {
+func (w *hasher) write(s string) {
 	for len(s) > 0 {
-		n := copy(w.buf, s)
+		n := copy(w.buf[:], s)
 		_, _ = w.h.Write(w.buf[:n])
 		s = s[n:]
 	}
@@ -61,8 +80,8 @@ func SourceIdentity(spec v1alpha1.LambdaFunctionParameters, o Observed) (string,
 	src := spec.Source
 	switch {
 	case src.Inline != nil:
-		h := sha256.New()
-		w := newHasher(h)
+		w := borrowHasher()
+		defer w.done()
 		w.field("kind", "inline")
 		w.field("code", src.Inline.Code)
 		w.field("dependencies", src.Inline.Dependencies)
@@ -72,7 +91,7 @@ func SourceIdentity(spec v1alpha1.LambdaFunctionParameters, o Observed) (string,
 			w.field("path", string(f.Path))
 			w.field("content", f.Content)
 		}
-		return hex.EncodeToString(h.Sum(nil)), nil
+		return w.hexSum(sha256.Size), nil
 	case src.Git != nil, src.S3 != nil:
 		if o.SourceIdentity == "" {
 			return "", errors.New(errSourceUnresolved)
@@ -89,8 +108,8 @@ func SourceIdentity(spec v1alpha1.LambdaFunctionParameters, o Observed) (string,
 // env, eventing and resources are not part of it, so changing them never
 // rebuilds.
 func BuildIdentity(spec v1alpha1.LambdaFunctionParameters, rt Runtime, sourceIdentity, repository, rebuild string) string {
-	h := sha256.New()
-	w := newHasher(h)
+	w := borrowHasher()
+	defer w.done()
 	w.field("source", sourceIdentity)
 	if g := spec.Source.Git; g != nil {
 		w.field("git.url", g.URL)
@@ -122,7 +141,7 @@ func BuildIdentity(spec v1alpha1.LambdaFunctionParameters, rt Runtime, sourceIde
 		// Only when set, so identities from before a token existed hold.
 		w.field("rebuild", rebuild)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return w.hexSum(sha256.Size)
 }
 
 // Repository is where a function's image is pushed:

@@ -2,8 +2,6 @@ package render
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"hash"
 	"maps"
@@ -43,18 +41,17 @@ func stamped(out *Objects, err error) (*Objects, error) {
 }
 
 func stamp(o client.Object) error {
-	h := sha256.New()
-	if err := json.NewEncoder(jsonHash{h}).Encode(o); err != nil {
+	w := borrowHasher()
+	defer w.done()
+	if err := json.NewEncoder(jsonHash{w.h}).Encode(o); err != nil {
 		return errors.Wrap(err, errStamp)
 	}
-	var sum [sha256.Size]byte
-	a := maps.Clone(o.GetAnnotations())
-	if a == nil {
-		a = map[string]string{}
-	}
-	var text [renderedHashLen]byte
-	hex.Encode(text[:], h.Sum(sum[:0])[:renderedHashLen/2])
-	a[AnnotationRendered] = string(text[:])
+	// A map of its own, with room for the stamp: render changes no map it
+	// was given, such as a spec's annotations.
+	was := o.GetAnnotations()
+	a := make(map[string]string, len(was)+1)
+	maps.Copy(a, was)
+	a[AnnotationRendered] = w.hexSum(renderedHashLen / 2)
 	o.SetAnnotations(a)
 	return nil
 }
