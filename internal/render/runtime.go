@@ -4,6 +4,7 @@ import (
 	"embed"
 	"io/fs"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"text/template"
@@ -257,9 +258,68 @@ func renderFile(name string, vars templateVars) (string, error) {
 	if !ok {
 		return "", errors.Errorf(errFmtNoRuntimeFile, name)
 	}
+	key := renderedKey{name: name, version: vars.Version, handler: vars.Handler, handlerFunc: vars.HandlerFunc, port: vars.Port,
+		baseImage: vars.BaseImage, runImage: vars.RunImage, buildArgs: lengthPrefixed(vars.BuildArgs)}
+	if text, ok := renderings.get(key); ok {
+		return text, nil
+	}
 	var out strings.Builder
 	if err := t.Execute(&out, vars); err != nil {
 		return "", errors.Wrapf(err, errFmtTemplate, name)
 	}
+	renderings.put(key, out.String())
 	return out.String(), nil
+}
+
+// A renderedKey is a runtime file and everything its template reads.
+type renderedKey struct {
+	name, version, handler, handlerFunc string
+	port                                int32
+	baseImage, runImage                 string
+	buildArgs                           string
+}
+
+// lengthPrefixed joins ss, each after its length, so that no two lists
+// join the same.
+func lengthPrefixed(ss []string) string {
+	var b []byte
+	for _, s := range ss {
+		b = strconv.AppendInt(b, int64(len(s)), 10)
+		b = append(b, ':')
+		b = append(b, s...)
+	}
+	return string(b)
+}
+
+// maxRendered bounds how many renderings of runtime files are kept.
+const maxRendered = 1024
+
+// renderedFiles are runtime files as their templates rendered them. Every
+// pass renders the files of each function's build to learn its identity,
+// though nearly every function of a platform shares them: executing the
+// templates was a twentieth of what a composition function's pass
+// allocated.
+type renderedFiles struct {
+	mu    sync.RWMutex
+	files map[renderedKey]string
+}
+
+var renderings = &renderedFiles{files: map[renderedKey]string{}}
+
+func (r *renderedFiles) get(k renderedKey) (string, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	text, ok := r.files[k]
+	return text, ok
+}
+
+// put keeps a rendering; once maxRendered are kept, it starts again from
+// none, which costs only renderings.
+func (r *renderedFiles) put(k renderedKey, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.files) >= maxRendered {
+		clear(r.files)
+	}
+	r.files[k] = text
 }
