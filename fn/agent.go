@@ -67,7 +67,7 @@ func (p *pass) forwardAddresses(e *v1alpha1.AgentEventing) (render.Observed, boo
 		if len(items) == 0 {
 			continue
 		}
-		if a := observe.BrokerAddress(items[0]); a != "" {
+		if a := observe.BrokerAddress(&items[0]); a != "" {
 			addrs[key] = a
 		}
 	}

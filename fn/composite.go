@@ -51,8 +51,8 @@ type composite struct {
 }
 
 // compositeOf reads which workload a composite resource asks for.
-func compositeOf(xr object) (composite, error) {
-	c := composite{kind: stringAt(xr, "kind"), namespace: stringAt(xr, "metadata", "namespace"), name: stringAt(xr, "metadata", "name")}
+func compositeOf(xr object) (*composite, error) {
+	c := &composite{kind: stringAt(xr, "kind"), namespace: stringAt(xr, "metadata", "namespace"), name: stringAt(xr, "metadata", "name")}
 	var into metav1.Object
 	switch c.kind {
 	case v1alpha1.LambdaKind, v1alpha1.XLambdaKind:
@@ -84,7 +84,7 @@ func compositeOf(xr object) (composite, error) {
 }
 
 // phase is the phase the composite's status reports.
-func (c composite) phase() lambdav1alpha1.Phase {
+func (c *composite) phase() lambdav1alpha1.Phase {
 	if c.agent {
 		return c.agentXR.Status.Phase
 	}
@@ -92,7 +92,7 @@ func (c composite) phase() lambdav1alpha1.Phase {
 }
 
 // claimKind is the claim kind of a composite's legacy twin.
-func claimKind(c composite) string {
+func claimKind(c *composite) string {
 	if c.agent {
 		return v1alpha1.AgentClaimKind
 	}
@@ -101,7 +101,7 @@ func claimKind(c composite) string {
 
 // systemNamespace refuses a legacy XR whose claim is in a system namespace
 // that allowed does not list.
-func (c composite) systemNamespace(allowed []string) error {
+func (c *composite) systemNamespace(allowed []string) error {
 	ns := c.namespace
 	system := slices.Contains(systemNamespaces, ns) || slices.ContainsFunc(systemNamespacePrefixes, func(p string) bool { return strings.HasPrefix(ns, p) })
 	if !c.legacy || !system || slices.Contains(allowed, ns) {

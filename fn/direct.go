@@ -206,12 +206,10 @@ func (p *pass) followBuild(objs *render.Objects, status *v1alpha1.LambdaFunction
 	if observe.Finished(job) {
 		// The pods' termination messages say what the build pushed or why
 		// it failed: their status is all a pass reads of them.
-		items, ok, err := requireAs[corev1.Pod](p, requireBuildPods, byLabels("v1", "Pod", job.Namespace, map[string]string{observe.LabelJobName: name}), "status")
+		var ok bool
+		pods, ok, err = requireAs[corev1.Pod](p, requireBuildPods, byLabels("v1", "Pod", job.Namespace, map[string]string{observe.LabelJobName: name}), "status")
 		if err != nil || !ok {
 			return observe.Retrying(v1alpha1.PhaseBuilding, v1alpha1.ReasonBuilding, msgWaitRequired), "", err
-		}
-		for _, pod := range items {
-			pods = append(pods, *pod)
 		}
 	}
 	bo := observe.Build(job, pods)

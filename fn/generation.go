@@ -38,7 +38,7 @@ func (p *pass) generation() (int64, error) {
 
 // claimGeneration is a claim's generation, and whether the composite carries
 // the spec of that generation.
-func (c composite) claimGeneration(claim object) (int64, bool, error) {
+func (c *composite) claimGeneration(claim object) (int64, bool, error) {
 	var into metav1.Object
 	var theirs, mine any
 	if c.agent {
@@ -55,7 +55,7 @@ func (c composite) claimGeneration(claim object) (int64, bool, error) {
 }
 
 // reported is the generation the composite last reported.
-func (c composite) reported() int64 {
+func (c *composite) reported() int64 {
 	if c.agent {
 		return c.agentXR.Status.ObservedGeneration
 	}

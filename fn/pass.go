@@ -25,7 +25,7 @@ const (
 type pass struct {
 	rsp *fnv1.RunFunctionResponse
 
-	xr       composite
+	xr       *composite
 	observed map[resource.Name]object
 	// required are the resources Crossplane supplied, by requirement.
 	required map[string][]object
@@ -171,19 +171,18 @@ func (p *pass) require(key string, sel *fnv1.ResourceSelector) (items []object, 
 	return items, ok
 }
 
-// requireAs reads each resource require returns into a new T: only the
+// requireAs reads each resource require returns into a T: only the
 // top-level fields fields names, or all when it names none.
-func requireAs[T any](p *pass, key string, sel *fnv1.ResourceSelector, fields ...string) (items []*T, ok bool, err error) {
+func requireAs[T any](p *pass, key string, sel *fnv1.ResourceSelector, fields ...string) (items []T, ok bool, err error) {
 	os, ok := p.require(key, sel)
 	if !ok {
 		return nil, false, nil
 	}
-	for _, o := range os {
-		t := new(T)
-		if err := decodeStruct(o, t, fields...); err != nil {
+	items = make([]T, len(os))
+	for i, o := range os {
+		if err := decodeStruct(o, &items[i], fields...); err != nil {
 			return nil, true, errors.Wrapf(err, errFmtRequired, key)
 		}
-		items = append(items, t)
 	}
 	return items, true, nil
 }
@@ -198,11 +197,12 @@ func byName(apiVersion, kind, namespace, name string) *fnv1.ResourceSelector {
 	return s
 }
 
-// byLabels selects the resources of a kind with labels in a namespace.
+// byLabels selects the resources of a kind with labels in a namespace; the
+// selector keeps labels.
 func byLabels(apiVersion, kind, namespace string, labels map[string]string) *fnv1.ResourceSelector {
 	return &fnv1.ResourceSelector{
 		ApiVersion: apiVersion, Kind: kind, Namespace: &namespace,
-		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: maps.Clone(labels)}},
+		Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: labels}},
 	}
 }
 
