@@ -115,7 +115,7 @@ func BenchmarkServeRunFunction(b *testing.B) {
 // has them: the request's and the response's protobuf encoding is part of
 // every call.
 func BenchmarkRunFunctionGRPC(b *testing.B) {
-	c := serveGRPC(b, &Function{log: logging.NewNopLogger(), sources: noSources(b)}, grpc.ChainUnaryInterceptor(leaseAnswers))
+	c := fnv1.NewFunctionRunnerServiceClient(serveGRPC(b, &Function{log: logging.NewNopLogger(), sources: noSources(b)}, grpc.ChainUnaryInterceptor(leaseAnswers)))
 	req := builtRequest(b)
 	b.ReportAllocs()
 	for b.Loop() {

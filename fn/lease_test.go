@@ -9,15 +9,18 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/crossplane/function-sdk-go"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+	fnv1beta1 "github.com/crossplane/function-sdk-go/proto/v1beta1"
 )
 
-// serveGRPC serves f on loopback with the server options opts and returns
-// a client of it.
-func serveGRPC(t testing.TB, f *Function, opts ...grpc.ServerOption) fnv1.FunctionRunnerServiceClient {
+// serveGRPC serves f on loopback with the server options opts, on both of
+// the SDK's services as its Serve does, and returns a client of it.
+func serveGRPC(t testing.TB, f *Function, opts ...grpc.ServerOption) *grpc.ClientConn {
 	t.Helper()
 	lis, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -25,6 +28,7 @@ func serveGRPC(t testing.TB, f *Function, opts ...grpc.ServerOption) fnv1.Functi
 	}
 	srv := grpc.NewServer(opts...)
 	fnv1.RegisterFunctionRunnerServiceServer(srv, f)
+	fnv1beta1.RegisterFunctionRunnerServiceServer(srv, function.ServeBeta(f))
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -32,7 +36,17 @@ func serveGRPC(t testing.TB, f *Function, opts ...grpc.ServerOption) fnv1.Functi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	return fnv1.NewFunctionRunnerServiceClient(conn)
+	return conn
+}
+
+// convert reads m into into, as the SDK converts between the services'
+// versions.
+func convert[T proto.Message](m proto.Message, into T) (T, error) {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		return into, err
+	}
+	return into, proto.Unmarshal(b, into)
 }
 
 // scribble is an interceptor that, once the handler has answered and
@@ -83,14 +97,31 @@ func TestLeasedAnswersStayWhole(t *testing.T) {
 		want[name] = rsp
 	}
 
-	c := serveGRPC(t, f, grpc.ChainUnaryInterceptor(scribble, leaseAnswers))
+	conn := serveGRPC(t, f, grpc.ChainUnaryInterceptor(scribble, leaseAnswers))
+	v1, beta := fnv1.NewFunctionRunnerServiceClient(conn), fnv1beta1.NewFunctionRunnerServiceClient(conn)
+	// Every other call goes through the v1beta1 service, whose answer is a
+	// copy the SDK makes before the lease ends.
+	call := func(ctx context.Context, j int, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
+		if j%2 == 0 {
+			return v1.RunFunction(ctx, req)
+		}
+		breq, err := convert(req, &fnv1beta1.RunFunctionRequest{})
+		if err != nil {
+			return nil, err
+		}
+		rsp, err := beta.RunFunction(ctx, breq)
+		if err != nil {
+			return nil, err
+		}
+		return convert(rsp, &fnv1.RunFunctionResponse{})
+	}
 	const callers, calls = 4, 40
 	var wg sync.WaitGroup
 	for i := range callers {
 		wg.Go(func() {
 			for j := range calls {
 				for name, req := range reqs {
-					got, err := c.RunFunction(context.Background(), req)
+					got, err := call(context.Background(), j, req)
 					if err != nil {
 						t.Errorf("caller %d, call %d, %s: %v", i, j, name, err)
 						return

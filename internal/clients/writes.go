@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/resourceversion"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -44,6 +45,11 @@ type writeKey struct {
 type written struct {
 	version string
 	at      time.Time
+	// seen is the newest version a cache delivered since (Cached), which
+	// may be newer than the copy a put-off reconcile read.
+	seen string
+	// wake queues the reconcile put off until a cache sees the write.
+	wake func()
 }
 
 // NewWrites waits at most wait for a write to be seen.
@@ -66,14 +72,24 @@ func (w *Writes) wrote(gvk schema.GroupVersionKind, o client.Object) {
 	if !w.kinds[gvk] {
 		return
 	}
-	w.last[writeKey{gvk, client.ObjectKeyFromObject(o)}] = written{version: o.GetResourceVersion(), at: w.now()}
+	k := writeKey{gvk, client.ObjectKeyFromObject(o)}
+	// A reconcile put off for an earlier write waits for this one now.
+	w.last[k] = written{version: o.GetResourceVersion(), at: w.now(), wake: w.last[k].wake}
+}
+
+// older is whether version is known to be older than the write's.
+func (wr written) older(version string) bool {
+	c, err := resourceversion.CompareResourceVersion(version, wr.version)
+	return err == nil && c < 0
 }
 
 // Seen is whether a cache that holds an object at version has seen the
 // provider's last write of it. Once it has, or the write is older than the
 // wait, or the versions cannot be compared, the write is forgotten. An
 // object the cache does not hold (version "") has nothing to wait for.
-func (w *Writes) Seen(gvk schema.GroupVersionKind, key types.NamespacedName, version string) bool {
+// While it has not, wake, if not nil, is called once Cached tells that it
+// has.
+func (w *Writes) Seen(gvk schema.GroupVersionKind, key types.NamespacedName, version string, wake func()) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	k := writeKey{gvk, key}
@@ -81,10 +97,12 @@ func (w *Writes) Seen(gvk schema.GroupVersionKind, key types.NamespacedName, ver
 	if !ok {
 		return true
 	}
-	if version != "" && w.now().Sub(last.at) < w.wait {
-		if c, err := resourceversion.CompareResourceVersion(version, last.version); err == nil && c < 0 {
-			return false
-		}
+	// The cache may have delivered the write between the read of version
+	// and now: what it delivered since counts too.
+	if version != "" && w.now().Sub(last.at) < w.wait && last.older(version) && (last.seen == "" || last.older(last.seen)) {
+		last.wake = wake
+		w.last[k] = last
+		return false
 	}
 	delete(w.last, k)
 	if len(w.last) == 0 {
@@ -93,6 +111,39 @@ func (w *Writes) Seen(gvk schema.GroupVersionKind, key types.NamespacedName, ver
 		w.last = map[writeKey]written{}
 	}
 	return true
+}
+
+// Cached tells that a cache delivered o of kind gvk at its version, and
+// wakes the reconcile that waits for the provider's last write of it once
+// the cache has seen it.
+func (w *Writes) Cached(gvk schema.GroupVersionKind, o client.Object) {
+	w.mu.Lock()
+	k := writeKey{gvk, client.ObjectKeyFromObject(o)}
+	last, ok := w.last[k]
+	if !ok {
+		w.mu.Unlock()
+		return
+	}
+	last.seen = o.GetResourceVersion()
+	var wake func()
+	if !last.older(last.seen) {
+		wake, last.wake = last.wake, nil
+	}
+	w.last[k] = last
+	w.mu.Unlock()
+	if wake != nil {
+		wake()
+	}
+}
+
+// Handler tells Writes of every object of kind gvk an informer delivers.
+func (w *Writes) Handler(gvk schema.GroupVersionKind) toolscache.ResourceEventHandler {
+	cached := func(obj any) {
+		if o, ok := obj.(client.Object); ok {
+			w.Cached(gvk, o)
+		}
+	}
+	return toolscache.ResourceEventHandlerFuncs{AddFunc: cached, UpdateFunc: func(_, obj any) { cached(obj) }}
 }
 
 // A WriteRecorder is a client that records in Writes the resource version

@@ -69,11 +69,82 @@ func TestWritesSeen(t *testing.T) {
 				w.wrote(gvk, wrote(tc.wrote))
 			}
 			now = now.Add(tc.after)
-			if got := w.Seen(gvk, key, tc.cached); got != tc.want {
+			if got := w.Seen(gvk, key, tc.cached, nil); got != tc.want {
 				t.Errorf("%s\nSeen(%q): got %t, want %t", tc.reason, tc.cached, got, tc.want)
 			}
-			if got := w.Seen(gvk, key, tc.cached); got != tc.another {
+			if got := w.Seen(gvk, key, tc.cached, nil); got != tc.another {
 				t.Errorf("%s\nSeen(%q) again: got %t, want %t", tc.reason, tc.cached, got, tc.another)
+			}
+		})
+	}
+}
+
+// TestWritesWake follows a reconcile put off until the cache sees the
+// provider's write: it is woken once, when the cache delivers the write or
+// a later version, and not before.
+func TestWritesWake(t *testing.T) {
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	key := types.NamespacedName{Namespace: "team", Name: "hello"}
+	at := func(version string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name, ResourceVersion: version}}
+	}
+	type step struct {
+		// One of: the provider writes, a reconcile reads the cache at a
+		// version, the cache delivers a version.
+		wrote, read, cached string
+		// seen is what the read returns.
+		seen bool
+		// woken is how many wakes there have been after the step.
+		woken int
+	}
+	cases := map[string]struct {
+		reason string
+		steps  []step
+	}{
+		"WokenWhenDelivered": {
+			reason: "A reconcile put off is woken when the cache delivers the write, not by an older version.",
+			steps: []step{
+				{wrote: "12"}, {read: "10"}, {cached: "11"}, {cached: "12", woken: 1}, {read: "12", seen: true, woken: 1},
+			},
+		},
+		"WokenByLater": {
+			reason: "A later version, someone else's write, holds the provider's too.",
+			steps:  []step{{wrote: "12"}, {read: "10"}, {cached: "15", woken: 1}},
+		},
+		"DeliveredBeforeTheRead": {
+			reason: "A cache that delivered the write after the reconcile read its copy, but before it was put off, has seen it: nothing waits for a wake that came.",
+			steps:  []step{{wrote: "12"}, {cached: "12"}, {read: "10", seen: true}},
+		},
+		"AWriteMeanwhile": {
+			reason: "A reconcile put off for one write waits for the provider's next one too.",
+			steps: []step{
+				{wrote: "12"}, {read: "10"}, {wrote: "14"}, {cached: "12"}, {cached: "14", woken: 1},
+			},
+		},
+		"WokenOnce": {
+			reason: "A wake is used once; the versions that follow wake nobody.",
+			steps:  []step{{wrote: "12"}, {read: "10"}, {cached: "12", woken: 1}, {cached: "13", woken: 1}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := NewWrites(DefaultWriteWait)
+			w.Follow(gvk)
+			woken := 0
+			for i, st := range tc.steps {
+				switch {
+				case st.wrote != "":
+					w.wrote(gvk, at(st.wrote))
+				case st.read != "":
+					if got := w.Seen(gvk, key, st.read, func() { woken++ }); got != st.seen {
+						t.Errorf("%s\nstep %d: Seen(%q): got %t, want %t", tc.reason, i, st.read, got, st.seen)
+					}
+				default:
+					w.Cached(gvk, at(st.cached))
+				}
+				if woken != st.woken {
+					t.Errorf("%s\nstep %d: %d wakes, want %d", tc.reason, i, woken, st.woken)
+				}
 			}
 		})
 	}
@@ -127,6 +198,6 @@ func TestWriteRecorder(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: the versions recorded: -want, +got:\n%s", st.name, diff)
 		}
-		w.Seen(st.kind, key, st.obj())
+		w.Seen(st.kind, key, st.obj(), nil)
 	}
 }

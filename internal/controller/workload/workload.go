@@ -11,6 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -38,6 +39,7 @@ const (
 	errTarget      = "cannot connect to the target cluster"
 	errCount       = "cannot count the resources whose polls are spread"
 	errCountStates = "cannot count the resources' states"
+	errInformer    = "cannot follow the resources' informer"
 )
 
 // DefaultBusyPoll is how often a resource that waits for what wakes nothing
@@ -236,7 +238,18 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 	if deps.Writes != nil {
 		// Before the rate limiter: a reconcile put off spends no token.
 		deps.Writes.Follow(k.GVK)
-		rr = &freshReconciler[T]{kind: k, cache: mgr.GetClient(), writes: deps.Writes, inner: rr}
+		fresh := &freshReconciler[T]{kind: k, cache: mgr.GetClient(), writes: deps.Writes, inner: rr}
+		if deps.wakes != nil {
+			inf, err := mgr.GetCache().GetInformer(context.Background(), k.New(), cache.BlockUntilSynced(false))
+			if err != nil {
+				return errors.Wrap(err, errInformer)
+			}
+			if _, err := inf.AddEventHandler(deps.Writes.Handler(k.GVK)); err != nil {
+				return errors.Wrap(err, errInformer)
+			}
+			fresh.wake = func(r reconcile.Request) { deps.wakes.wake(k.GVK.Kind, r.Namespace, r.Name) }
+		}
+		rr = fresh
 	}
 	return b.Complete(rr)
 }
