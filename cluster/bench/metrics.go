@@ -41,14 +41,32 @@ func Scrape(ctx context.Context, c *http.Client, url string) (Metrics, error) {
 // Sum adds up the counter or gauge name over every series whose labels
 // match; a nil match takes them all.
 func (m Metrics) Sum(name string, match func(labels map[string]string) bool) float64 {
+	var sum float64
+	m.each(name, match, func(_ map[string]string, v float64) { sum += v })
+	return sum
+}
+
+// SumBy is Sum for each value of the label by, which series without it
+// count under "".
+func (m Metrics) SumBy(name, by string, match func(labels map[string]string) bool) map[string]float64 {
+	sums := map[string]float64{}
+	m.each(name, func(labels map[string]string) bool { return match == nil || match(labels) },
+		func(labels map[string]string, v float64) { sums[labels[by]] += v })
+	return sums
+}
+
+// each calls fn with the labels and value of every series of the counter
+// or gauge name whose labels match; a nil match takes them all, and fn is
+// then given no labels.
+func (m Metrics) each(name string, match func(labels map[string]string) bool, fn func(labels map[string]string, v float64)) {
 	f, ok := m[name]
 	if !ok {
-		return 0
+		return
 	}
-	var sum float64
 	for _, s := range f.GetMetric() {
+		var labels map[string]string
 		if match != nil {
-			labels := make(map[string]string, len(s.GetLabel()))
+			labels = make(map[string]string, len(s.GetLabel()))
 			for _, l := range s.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
@@ -58,12 +76,11 @@ func (m Metrics) Sum(name string, match func(labels map[string]string) bool) flo
 		}
 		switch {
 		case s.GetCounter() != nil:
-			sum += s.GetCounter().GetValue()
+			fn(labels, s.GetCounter().GetValue())
 		case s.GetGauge() != nil:
-			sum += s.GetGauge().GetValue()
+			fn(labels, s.GetGauge().GetValue())
 		case s.GetUntyped() != nil:
-			sum += s.GetUntyped().GetValue()
+			fn(labels, s.GetUntyped().GetValue())
 		}
 	}
-	return sum
 }

@@ -43,6 +43,13 @@ func TestScrapeAndSum(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Sum: -want, +got:\n%s", diff)
 	}
+	byVerb := m.SumBy("apiserver_request_total", "verb", notLeases)
+	if diff := cmp.Diff(map[string]float64{"GET": 7, "LIST": 2, "PATCH": 3}, byVerb); diff != "" {
+		t.Errorf("SumBy verb: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]float64{"": 1234}, m.SumBy("go_memstats_mallocs_total", "verb", nil)); diff != "" {
+		t.Errorf("SumBy of a series without the label: -want, +got:\n%s", diff)
+	}
 }
 
 func TestScrapeRefusesErrorStatus(t *testing.T) {

@@ -76,14 +76,10 @@ func takeSnapshot(ctx context.Context, cfg *rest.Config, c contender, p *process
 			s.readResources[labels["verb"]+" "+resource] += f.GetCounter().GetValue()
 		}
 	}
-	ours := func(l map[string]string) bool { return strings.Contains(l["controller"], c.controller) }
-	s.reconciles = prov.Sum("controller_runtime_reconcile_total", ours)
-	s.reconcilesBy = map[string]float64{}
-	for _, result := range []string{"success", "error", "requeue", "requeue_after"} {
-		s.reconcilesBy[result] = prov.Sum("controller_runtime_reconcile_total", func(l map[string]string) bool {
-			return ours(l) && l["result"] == result
-		})
-	}
+	s.reconcilesBy = prov.SumBy("controller_runtime_reconcile_total", "result", func(l map[string]string) bool {
+		return strings.Contains(l["controller"], c.controller)
+	})
+	s.reconciles = sum(s.reconcilesBy)
 	s.usage, err = p.Usage()
 	return s, err
 }
