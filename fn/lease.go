@@ -57,11 +57,16 @@ func (l *lease) keep(buf *byteSink) []byte {
 		buffers.Put(buf)
 		return b
 	}
-	l.mu.Lock()
-	l.held = append(l.held, buf)
-	l.mu.Unlock()
+	l.hold(buf)
 	// Capped, so that no append writes into the pooled buffer.
 	return b[:len(b):len(b)]
+}
+
+// hold keeps buf until the lease ends.
+func (l *lease) hold(buf *byteSink) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.held = append(l.held, buf)
 }
 
 // end gives back every buffer the lease holds.
@@ -84,7 +89,7 @@ func leaseAnswers(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler
 	l := &lease{}
 	if r, ok := req.(*fnv1.RunFunctionRequest); ok {
 		if buf, ok := unleased.LoadAndDelete(r); ok {
-			l.keep(buf.(*byteSink)) //nolint:forcetypeassert // The map holds nothing else.
+			l.hold(buf.(*byteSink)) //nolint:forcetypeassert // The map holds nothing else.
 		}
 	}
 	rsp, err := handler(context.WithValue(ctx, leaseKey{}, l), req)
