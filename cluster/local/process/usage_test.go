@@ -26,6 +26,11 @@ func TestReadUsageOfThisProcess(t *testing.T) {
 	if u.RSS < 64<<20 {
 		t.Errorf("RSS = %d bytes, want at least the 64 MiB this test holds", u.RSS)
 	}
+	// The test binary's own pages are mapped; the 64 MiB it holds are not
+	// a file's.
+	if u.RSSFile == 0 || u.RSSFile > u.RSS-64<<20 {
+		t.Errorf("RSSFile = %d bytes, want some of the executable and none of the %d held", u.RSSFile, len(held))
+	}
 	if u.PeakRSS < u.RSS {
 		t.Errorf("PeakRSS = %d < RSS = %d", u.PeakRSS, u.RSS)
 	}

@@ -55,7 +55,9 @@ type result struct {
 	// negative when the function serves none.
 	allocs, bytes float64
 	rss, peakRSS  uint64
-	desired       int
+	// rssFile is the part of rss that maps the executable.
+	rssFile uint64
+	desired int
 	// difference is how the function's desired resources differ from ours'
 	// (-ours +it); empty when they are the same.
 	difference string
@@ -66,9 +68,9 @@ func (r result) String() string {
 	if r.allocs >= 0 {
 		allocs = fmt.Sprintf("%.0f allocs %.0f B", r.allocs, r.bytes)
 	}
-	return fmt.Sprintf("p50 %8s  p99 %8s  mean %8s  %s per request  rss %.1f MiB (peak %.1f)  %d desired (same as ours: %t)",
+	return fmt.Sprintf("p50 %8s  p99 %8s  mean %8s  %s per request  rss %.1f MiB (files %.1f, peak %.1f)  %d desired (same as ours: %t)",
 		r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.mean.Round(time.Microsecond), allocs,
-		float64(r.rss)/(1<<20), float64(r.peakRSS)/(1<<20), r.desired, r.difference == "")
+		float64(r.rss)/(1<<20), float64(r.rssFile)/(1<<20), float64(r.peakRSS)/(1<<20), r.desired, r.difference == "")
 }
 
 // A started function serves on loopback addresses nothing else held when
@@ -156,7 +158,7 @@ func (c *contender) run(ctx context.Context, warmup, requests int) (result, erro
 	if err != nil {
 		return result{}, err
 	}
-	r.rss, r.peakRSS = u.RSS, u.PeakRSS
+	r.rss, r.peakRSS, r.rssFile = u.RSS, u.PeakRSS, u.RSSFile
 	return r, nil
 }
 
