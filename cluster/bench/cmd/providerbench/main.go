@@ -42,25 +42,26 @@ func init() {
 
 func main() {
 	var (
-		app         = kingpin.New("providerbench", "Measure provider-knative-lambda against provider-kubernetes at scale.")
-		sizes       = app.Flag("n", "Numbers of functions, each a run per contender.").Default("2000", "10000").Ints()
-		inlineSizes = app.Flag("inline-n", "Numbers of inline-built functions, each a run of this provider only, which also time create to build Job; 0 runs none.").Default("1000").Ints()
-		repeat      = app.Flag("repeat", "Runs of each setting; the summary gives medians.").Default("1").Int()
-		poll        = app.Flag("poll", "Poll interval of both providers.").Default("30s").Duration()
-		rate        = app.Flag("rate", "Max reconcile rate of both providers.").Default("100").Int()
-		peer        = app.Flag("peer", "The provider-kubernetes binary; empty runs this provider only.").Default(".cache/peers/provider-kubernetes").String()
+		app          = kingpin.New("providerbench", "Measure provider-knative-lambda against provider-kubernetes at scale.")
+		sizes        = app.Flag("n", "Numbers of functions, each a run per contender.").Default("2000", "10000").Ints()
+		inlineSizes  = app.Flag("inline-n", "Numbers of inline-built functions, each a run of this provider only, which also time create to build Job; 0 runs none.").Default("1000").Ints()
+		profileSizes = app.Flag("profile-n", "Numbers of functions, each a run of this provider only under Go's CPU profiler through the rush, whose profiles it saves; these runs are left out of the summary, since the profiler costs memory and CPU that the peer does not pay; 0 runs none.").Default("2000").Ints()
+		repeat       = app.Flag("repeat", "Runs of each setting; the summary gives medians.").Default("1").Int()
+		poll         = app.Flag("poll", "Poll interval of both providers.").Default("30s").Duration()
+		rate         = app.Flag("rate", "Max reconcile rate of both providers.").Default("100").Int()
+		peer         = app.Flag("peer", "The provider-kubernetes binary; empty runs this provider only.").Default(".cache/peers/provider-kubernetes").String()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
 	ctrl.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := measure(ctx, *sizes, *inlineSizes, *repeat, *poll, *rate, *peer); err != nil {
+	if err := measure(ctx, *sizes, *inlineSizes, *profileSizes, *repeat, *poll, *rate, *peer); err != nil {
 		fmt.Fprintln(os.Stderr, "providerbench:", err)
 		os.Exit(1)
 	}
 }
 
-func measure(ctx context.Context, sizes, inlineSizes []int, repeat int, poll time.Duration, rate int, peer string) error {
+func measure(ctx context.Context, sizes, inlineSizes, profileSizes []int, repeat int, poll time.Duration, rate int, peer string) error {
 	root, err := local.ModuleRoot(ctx, ".")
 	if err != nil {
 		return err
@@ -83,8 +84,10 @@ func measure(ctx context.Context, sizes, inlineSizes []int, repeat int, poll tim
 	}
 	fmt.Printf("providerbench: poll %s, max reconcile rate %d, %d run(s) each; logs in %s\n", poll, rate, repeat, dir)
 	var results []*result
+	runs := 0
 	runOne := func(c contender, s setting) error {
-		runDir := filepath.Join(dir, fmt.Sprintf("%s-%d-%v-%d", c.name, s.n, s.inline, len(results)))
+		runDir := filepath.Join(dir, fmt.Sprintf("%s-%d-%v-%d", c.name, s.n, s.inline, runs))
+		runs++
 		if err := os.MkdirAll(runDir, 0o750); err != nil {
 			return err
 		}
@@ -93,7 +96,9 @@ func measure(ctx context.Context, sizes, inlineSizes []int, repeat int, poll tim
 			return fmt.Errorf("%s, n=%d: %w", c.name, s.n, err)
 		}
 		r.print(os.Stdout)
-		results = append(results, r)
+		if !s.profiled {
+			results = append(results, r)
+		}
 		return nil
 	}
 	window := 2 * poll
@@ -111,6 +116,11 @@ func measure(ctx context.Context, sizes, inlineSizes []int, repeat int, poll tim
 			if err := runOne(contenders[0], setting{n: n, inline: true, poll: poll, rate: rate, window: window}); err != nil {
 				return err
 			}
+		}
+	}
+	for _, n := range slices.DeleteFunc(profileSizes, func(n int) bool { return n <= 0 }) {
+		if err := runOne(contenders[0], setting{n: n, profiled: true, poll: poll, rate: rate, window: window}); err != nil {
+			return err
 		}
 	}
 	summarise(os.Stdout, results)

@@ -17,7 +17,7 @@ const mib = 1 << 20
 func (r *result) print(w io.Writer) {
 	fmt.Fprintf(w, "%-24s n=%-5d %-6s services %7.1fs  Knative played %6.1fs  ready after mark %6.1fs  converged %7.1fs  cpu %6.1fs  peak rss %5.0f MiB  "+
 		"steady: rss %5.0f MiB, %5.0f reconciles, %.2f reads and %.3f writes per reconcile, cpu %.1fs; writes %v by resource %v; reads %v; writes until Ready %v\n",
-		r.contender, r.n, mode(r.inline), r.servicesCreated.Seconds(), r.played.Seconds(), r.readyAfterMark.Seconds(), r.converged.Seconds(), r.convergeCPU,
+		r.contender, r.n, r.mode(), r.servicesCreated.Seconds(), r.played.Seconds(), r.readyAfterMark.Seconds(), r.converged.Seconds(), r.convergeCPU,
 		float64(r.peakRSS)/mib, float64(r.steadyRSS)/mib, r.reconciles, r.reads, r.writes, r.steadyCPU, r.writesByVerb, r.writeResources, r.readResources, r.convergeWrites)
 	n := float64(r.n)
 	fmt.Fprintf(w, "%-24s n=%-5d per function: converged %.1f ms, %.1f API requests and %.2f reconciles until Ready (%s), %.1f KiB at rest above idle (%.0f MiB)\n",
@@ -44,6 +44,14 @@ func perEach(m map[string]float64, n float64) string {
 		parts = append(parts, fmt.Sprintf("%s %.2f", k, m[k]/n))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// mode says the run's source, and whether it ran under the profiler.
+func (s setting) mode() string {
+	if s.profiled {
+		return mode(s.inline) + ", profiled"
+	}
+	return mode(s.inline)
 }
 
 func mode(inline bool) string {

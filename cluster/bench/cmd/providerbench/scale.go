@@ -41,9 +41,12 @@ const tick = 100 * time.Millisecond
 type setting struct {
 	n      int
 	inline bool
-	poll   time.Duration
-	rate   int
-	window time.Duration
+	// profiled runs take Go's CPU profile through the rush and the heap
+	// profile at rest.
+	profiled bool
+	poll     time.Duration
+	rate     int
+	window   time.Duration
 }
 
 // A result is what one run measured.
@@ -152,7 +155,11 @@ func run(ctx context.Context, dir string, c contender, s setting) (*result, erro
 	if err != nil {
 		return nil, err
 	}
-	cpuProfile := profile(ctx, c.pprofURL, fmt.Sprintf("profile?seconds=%d", int(cpuProfileTime.Seconds())), filepath.Join(dir, "cpu.pprof"))
+	pprofURL := ""
+	if s.profiled {
+		pprofURL = c.pprofURL
+	}
+	cpuProfile := profile(ctx, pprofURL, fmt.Sprintf("profile?seconds=%d", int(cpuProfileTime.Seconds())), filepath.Join(dir, "cpu.pprof"))
 	start := time.Now()
 	if err := parallel(s.n, func(i int) error {
 		o, err := c.function(benchNamespace, i, s.inline)
@@ -219,7 +226,7 @@ func run(ctx context.Context, dir string, c contender, s setting) (*result, erro
 		return nil, err
 	}
 	r.steady(before, after)
-	if err := errors.Join(<-cpuProfile, <-profile(ctx, c.pprofURL, "heap", filepath.Join(dir, "heap.pprof"))); err != nil {
+	if err := errors.Join(<-cpuProfile, <-profile(ctx, pprofURL, "heap", filepath.Join(dir, "heap.pprof"))); err != nil {
 		return nil, err
 	}
 	return r, nil
