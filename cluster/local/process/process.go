@@ -93,7 +93,10 @@ func (p *Process) Kill() error {
 	return nil
 }
 
+// Pid is the program's process id.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Usage reads what the program has cost so far.
 func (p *Process) Usage() (Usage, error) {
-	return ReadUsage(p.cmd.Process.Pid)
+	return ReadUsage(p.Pid())
 }

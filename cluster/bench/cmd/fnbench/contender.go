@@ -16,6 +16,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/bench"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/bench/resident"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 )
@@ -57,6 +58,8 @@ type result struct {
 	rss, peakRSS  uint64
 	// rssFile is the part of rss that maps the executable.
 	rssFile uint64
+	// sections are the executable's resident bytes by ELF section.
+	sections map[string]uint64
 	desired int
 	// difference is how the function's desired resources differ from ours'
 	// (-ours +it); empty when they are the same.
@@ -159,6 +162,14 @@ func (c *contender) run(ctx context.Context, warmup, requests int) (result, erro
 		return result{}, err
 	}
 	r.rss, r.peakRSS, r.rssFile = u.RSS, u.PeakRSS, u.RSSFile
+	parts, err := resident.Of(p.Pid(), resident.Sections)
+	if err != nil {
+		return result{}, err
+	}
+	r.sections = map[string]uint64{}
+	for _, part := range parts {
+		r.sections[part.Name] = part.Bytes
+	}
 	return r, nil
 }
 

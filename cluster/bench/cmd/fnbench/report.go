@@ -11,6 +11,9 @@ import (
 // A summary is one contender's medians over its rounds.
 type summary struct {
 	p50, p99, mean, allocs, bytes, rss, rssFile float64
+	// text, rodata and pclntab are MiB of the executable resident in each
+	// of these sections, and other in the rest.
+	text, rodata, pclntab, other float64
 	// difference is the first round's difference from ours; every round
 	// sends the same request.
 	difference string
@@ -37,6 +40,19 @@ func summaryOf(c *contender) summary {
 		rssFile:    med(func(r result) float64 { return float64(r.rssFile) / (1 << 20) }),
 		difference: c.results[0].difference,
 	}
+	section := func(name string) float64 {
+		return med(func(r result) float64 { return float64(r.sections[name]) / (1 << 20) })
+	}
+	s.text, s.rodata, s.pclntab = section(".text"), section(".rodata"), section(".gopclntab")
+	s.other = med(func(r result) float64 {
+		var n uint64
+		for name, b := range r.sections {
+			if name != ".text" && name != ".rodata" && name != ".gopclntab" {
+				n += b
+			}
+		}
+		return float64(n) / (1 << 20)
+	})
 	return s
 }
 
@@ -71,6 +87,13 @@ func summarise(w io.Writer, ours, floor *contender, peers []*contender) {
 		if p, ok := sums[c]; ok {
 			fmt.Fprintf(w, "%s ÷ ours: p50 %.1f×, p99 %.1f×; RSS ours ÷ it %.2f (files %.2f, the rest %.2f)\n",
 				c.name, p.p50/o.p50, p.p99/o.p99, o.rss/p.rss, o.rssFile/p.rssFile, (o.rss-o.rssFile)/(p.rss-p.rssFile))
+		}
+	}
+	fmt.Fprintln(w, "\n| function | executable resident MiB | .text | .rodata | .gopclntab | other sections |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|")
+	for _, c := range append([]*contender{ours, floor}, peers...) {
+		if s, ok := sums[c]; ok {
+			fmt.Fprintf(w, "| %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", c.name, s.text+s.rodata+s.pclntab+s.other, s.text, s.rodata, s.pclntab, s.other)
 		}
 	}
 	for _, c := range peers {
