@@ -45,9 +45,6 @@ type writeKey struct {
 type written struct {
 	version string
 	at      time.Time
-	// seen is the newest version a cache delivered since (Cached), which
-	// may be newer than the copy a put-off reconcile read.
-	seen string
 	// wake queues the reconcile put off until a cache sees the write.
 	wake func()
 }
@@ -86,9 +83,10 @@ func (wr written) older(version string) bool {
 // Seen is whether a cache that holds an object at version has seen the
 // provider's last write of it. Once it has, or the write is older than the
 // wait, or the versions cannot be compared, the write is forgotten. An
-// object the cache does not hold (version "") has nothing to wait for.
-// While it has not, wake, if not nil, is called once Cached tells that it
-// has.
+// object the cache does not hold (version "") has nothing to wait for, nor
+// has one whose write Cached has already forgotten: the cache delivered it
+// after the reconcile read version. While it has not, wake, if not nil, is
+// called once Cached tells that it has.
 func (w *Writes) Seen(gvk schema.GroupVersionKind, key types.NamespacedName, version string, wake func()) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -97,42 +95,41 @@ func (w *Writes) Seen(gvk schema.GroupVersionKind, key types.NamespacedName, ver
 	if !ok {
 		return true
 	}
-	// The cache may have delivered the write between the read of version
-	// and now: what it delivered since counts too.
-	if version != "" && w.now().Sub(last.at) < w.wait && last.older(version) && (last.seen == "" || last.older(last.seen)) {
+	if version != "" && w.now().Sub(last.at) < w.wait && last.older(version) {
 		last.wake = wake
 		w.last[k] = last
 		return false
 	}
+	w.forget(k)
+	return true
+}
+
+// forget drops a write nothing needs to wait for any longer. w.mu is held.
+func (w *Writes) forget(k writeKey) {
 	delete(w.last, k)
 	if len(w.last) == 0 {
 		// A map keeps the room it grew to; a rush of 10,000 creates left
 		// 2.8 MB behind at rest.
 		w.last = map[writeKey]written{}
 	}
-	return true
 }
 
-// Cached tells that a cache delivered o of kind gvk at its version, and
-// wakes the reconcile that waits for the provider's last write of it once
-// the cache has seen it.
+// Cached tells that a cache delivered o of kind gvk at its version. Once
+// the cache has seen the provider's last write of it, the write is
+// forgotten, so Writes holds only writes the caches have yet to deliver,
+// and the reconcile that waits for it is woken.
 func (w *Writes) Cached(gvk schema.GroupVersionKind, o client.Object) {
 	w.mu.Lock()
 	k := writeKey{gvk, client.ObjectKeyFromObject(o)}
 	last, ok := w.last[k]
-	if !ok {
+	if !ok || last.older(o.GetResourceVersion()) {
 		w.mu.Unlock()
 		return
 	}
-	last.seen = o.GetResourceVersion()
-	var wake func()
-	if !last.older(last.seen) {
-		wake, last.wake = last.wake, nil
-	}
-	w.last[k] = last
+	w.forget(k)
 	w.mu.Unlock()
-	if wake != nil {
-		wake()
+	if last.wake != nil {
+		last.wake()
 	}
 }
 

@@ -2,6 +2,7 @@ package clients
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -145,6 +146,59 @@ func TestWritesWake(t *testing.T) {
 				if woken != st.woken {
 					t.Errorf("%s\nstep %d: %d wakes, want %d", tc.reason, i, woken, st.woken)
 				}
+			}
+		})
+	}
+}
+
+// TestWritesHoldOnlyUndelivered checks that a write is held only until a
+// cache delivers it: after a rush, Writes holds nothing for the resources
+// no reconcile has looked at since.
+func TestWritesHoldOnlyUndelivered(t *testing.T) {
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
+	at := func(name, version string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name, ResourceVersion: version}}
+	}
+	cases := map[string]struct {
+		reason string
+		cached []*corev1.ConfigMap
+		want   []string
+	}{
+		"NoneDelivered": {
+			reason: "Writes no cache has delivered are held.",
+			want:   []string{"a", "b"},
+		},
+		"OneDelivered": {
+			reason: "A write the cache delivered is forgotten; the other is held.",
+			cached: []*corev1.ConfigMap{at("a", "12")},
+			want:   []string{"b"},
+		},
+		"OlderDelivered": {
+			reason: "A version older than the write does not make it forgotten.",
+			cached: []*corev1.ConfigMap{at("a", "11")},
+			want:   []string{"a", "b"},
+		},
+		"LaterDelivered": {
+			reason: "A later version holds the write too.",
+			cached: []*corev1.ConfigMap{at("a", "15"), at("b", "13")},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			w := NewWrites(DefaultWriteWait)
+			w.Follow(gvk)
+			w.wrote(gvk, at("a", "12"))
+			w.wrote(gvk, at("b", "13"))
+			for _, o := range tc.cached {
+				w.Cached(gvk, o)
+			}
+			var got []string
+			for k := range w.last {
+				got = append(got, k.Name)
+			}
+			slices.Sort(got)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nwrites held: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
