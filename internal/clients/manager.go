@@ -28,7 +28,8 @@ func ManagerCacheOptions() cache.Options {
 // TargetCacheOptions narrow a target cluster's cache. Build Jobs, their pods,
 // ConfigMaps, NetworkPolicies and PingSources are cached only when this
 // provider made them, not every one in the cluster. No object keeps its managed fields: observe
-// compares the fields render sets, and server-side apply needs none sent.
+// compares the fields render sets, and server-side apply needs none sent;
+// and the strings objects repeat are kept once (TransformCompact).
 func TargetCacheOptions() cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedBy})
 	return cache.Options{
@@ -39,7 +40,7 @@ func TargetCacheOptions() cache.Options {
 			&networkingv1.NetworkPolicy{}: {Label: ours},
 			&sourcesv1.PingSource{}:       {Label: ours},
 		},
-		DefaultTransform: cache.TransformStripManagedFields(),
+		DefaultTransform: TransformCompact(),
 	}
 }
 
