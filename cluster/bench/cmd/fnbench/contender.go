@@ -60,7 +60,7 @@ type result struct {
 	rssFile uint64
 	// sections are the executable's resident bytes by ELF section.
 	sections map[string]uint64
-	desired int
+	desired  int
 	// difference is how the function's desired resources differ from ours'
 	// (-ours +it); empty when they are the same.
 	difference string
