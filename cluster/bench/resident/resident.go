@@ -164,14 +164,25 @@ type span struct {
 // the bytes of each loaded section that no symbol covers, named by the
 // section.
 func spansOf(f *elf.File, by By) []span {
-	var syms []elf.Symbol
+	var all []elf.Symbol
 	if by == Packages {
-		syms, _ = f.Symbols() // A stripped executable has none.
+		all, _ = f.Symbols() // A stripped executable has none.
 	}
-	syms = slices.DeleteFunc(syms, func(s elf.Symbol) bool {
-		return int(s.Section) <= 0 || int(s.Section) >= len(f.Sections) || s.Value == 0 || packageOf(s.Name) == ""
-	})
-	slices.SortFunc(syms, func(a, b elf.Symbol) int { return cmp.Compare(a.Value, b.Value) })
+	// Each symbol kept is named by its package once.
+	type symbol struct {
+		elf.Symbol
+		owner string
+	}
+	var syms []symbol
+	for _, s := range all {
+		if int(s.Section) <= 0 || int(s.Section) >= len(f.Sections) || s.Value == 0 {
+			continue
+		}
+		if owner := packageOf(s.Name); owner != "" {
+			syms = append(syms, symbol{Symbol: s, owner: owner})
+		}
+	}
+	slices.SortFunc(syms, func(a, b symbol) int { return cmp.Compare(a.Value, b.Value) })
 	var named []span
 	for i, s := range syms {
 		sec := f.Sections[s.Section]
@@ -183,7 +194,7 @@ func spansOf(f *elf.File, by By) []span {
 			end = min(end, syms[i+1].Value)
 		}
 		if end > s.Value {
-			named = append(named, span{start: s.Value, end: end, owner: packageOf(s.Name)})
+			named = append(named, span{start: s.Value, end: end, owner: s.owner})
 		}
 	}
 	out := slices.Clone(named)
