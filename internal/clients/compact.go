@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
 // TransformCompact keeps a cached object without its managed fields (see
@@ -17,15 +18,17 @@ import (
 // for as long as the provider runs. Annotation values, mostly hashes and
 // times that no two objects share, are left as they are.
 func TransformCompact() toolscache.TransformFunc {
+	strip := cache.TransformStripManagedFields()
 	return func(in any) (any, error) {
+		in, err := strip(in)
+		if err != nil {
+			return in, err
+		}
 		o, err := meta.Accessor(in)
 		if err != nil {
 			// Not an object, such as the last state of one deleted while a
 			// watch was down; it is not kept.
 			return in, nil //nolint:nilerr // Passed on as it came.
-		}
-		if o.GetManagedFields() != nil {
-			o.SetManagedFields(nil)
 		}
 		compactMeta(o)
 		if s, ok := in.(*servingv1.Service); ok {
