@@ -47,6 +47,14 @@ func TestObjectsWakeTheirFunction(t *testing.T) {
 			return ""
 		}
 	}
+	// The Job controller takes the build up.
+	wait.Until(ctx, t, "the build Job exists", func() string {
+		if n := len(jobs(ctx, t, c, ns, "hello")); n != 1 {
+			return fmt.Sprintf("%d Jobs", n)
+		}
+		return ""
+	})
+	playact.StartJob(ctx, t, c, &jobs(ctx, t, c, ns, "hello")[0])
 	wait.Until(ctx, t, "the function is building", phase(v1alpha1.PhaseBuilding))
 
 	// The Job controller says the build ended: the Service follows.
@@ -73,4 +81,51 @@ func TestObjectsWakeTheirFunction(t *testing.T) {
 		t.Fatal(err)
 	}
 	serviceWhen(ctx, t, c, key, "is made again", func(s *servingv1.Service) bool { return s.UID != svc.UID })
+}
+
+// TestCreateWaitsForItsObjectsToReport checks that a new function is not
+// reconciled again right after its create, as crossplane-runtime asks, but
+// when Knative writes its Service's status: in a rush, that requeue spent a
+// second token of the reconcile rate on every new function.
+func TestCreateWaitsForItsObjectsToReport(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p := startProvider(t, providerOptions{poll: time.Hour, change: func(d *dependencies) { d.BusyPoll = time.Hour }})
+	c := p.kube
+	ns := testkit.Namespace(ctx, t, c, "created-", "")
+	newProviderConfig(ctx, t, c, ns)
+	fn := testkit.ImageFunction(ns, "hello")
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(fn)
+	svc := serviceWhen(ctx, t, c, key, "is created", func(*servingv1.Service) bool { return true })
+	mg := &v1alpha1.LambdaFunction{}
+	reason := func() xpv2.ConditionReason {
+		if err := c.Get(ctx, key, mg); err != nil {
+			t.Fatal(err)
+		}
+		return mg.GetCondition(xpv2.TypeReady).Reason
+	}
+	wait.Until(ctx, t, "a reconcile reports", func() string {
+		if reason() == "" {
+			return "no Ready condition"
+		}
+		return ""
+	})
+
+	// The requeue came a second after the create; nothing else would look
+	// at the function before Knative writes.
+	time.Sleep(3 * time.Second)
+	if r := reason(); r != xpv2.ReasonCreating {
+		t.Fatalf("reconciled again before its Service reported: Ready reason %s, want %s", r, xpv2.ReasonCreating)
+	}
+
+	playact.MarkServiceReady(ctx, t, c, svc)
+	wait.Until(ctx, t, "the function is Ready", func() string {
+		if s := mg.GetCondition(xpv2.TypeReady); reason() != xpv2.ReasonAvailable {
+			return fmt.Sprintf("Ready %s: %s %s", s.Status, s.Reason, s.Message)
+		}
+		return ""
+	})
 }

@@ -31,6 +31,21 @@ func FinishJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, exit
 	EndJob(ctx, t, c, job, KanikoExits(exitCode, message))
 }
 
+// StartJob plays the Job controller taking up a new Job: the status it
+// writes once it has made the Job's pod, before the kubelet reports on it.
+func StartJob(ctx context.Context, t T, c client.Client, job *batchv1.Job) {
+	t.Helper()
+	now := metav1.Now()
+	job.Status.StartTime = &now
+	job.Status.Active = 1
+	job.Status.Ready = new(int32(0))
+	job.Status.Terminating = new(int32(0))
+	job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
+	if err := c.Status().Update(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A BuildEnd is how the kubelet reports a build pod at its end, and so how
 // the Job controller ends the Job.
 type BuildEnd struct {
@@ -143,8 +158,13 @@ func EndJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, end Bui
 	if err := c.Status().Update(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
-	start := metav1.NewTime(now.Add(-time.Minute))
-	job.Status.StartTime = &start
+	// A Job the controller took up keeps its start; it has no pod active
+	// once it ends.
+	if job.Status.StartTime == nil {
+		start := metav1.NewTime(now.Add(-time.Minute))
+		job.Status.StartTime = &start
+	}
+	job.Status.Active = 0
 	if pod.Status.Phase == corev1.PodSucceeded {
 		job.Status.Succeeded = 1
 		job.Status.CompletionTime = &now

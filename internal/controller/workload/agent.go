@@ -87,8 +87,12 @@ func (c *agentClient) addresses(ctx context.Context, mg *v1alpha1.LambdaAgent) (
 }
 
 // Create applies what Observe rendered.
-func (c *agentClient) Create(ctx context.Context, _ *v1alpha1.LambdaAgent) (managed.ExternalCreation, error) {
-	return managed.ExternalCreation{}, c.apply(ctx, c.desired, true)
+func (c *agentClient) Create(ctx context.Context, mg *v1alpha1.LambdaAgent) (managed.ExternalCreation, error) {
+	if err := c.apply(ctx, c.desired, true); err != nil {
+		return managed.ExternalCreation{}, err
+	}
+	c.created(mg, c.desired)
+	return managed.ExternalCreation{}, nil
 }
 
 // Update applies what Observe rendered.

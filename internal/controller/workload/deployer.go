@@ -42,17 +42,20 @@ const fieldManagerPrefix = "provider-knative-lambda/"
 // labels. Jobs, ConfigMaps and NetworkPolicies are its builds. Brokers and
 // their RabbitmqBrokerConfigs are shared, so they are found by name, and
 // only a resource that uses one reads its kind: a cluster without
-// eventing-rabbitmq has no RabbitmqBrokerConfigs to list.
+// eventing-rabbitmq has no RabbitmqBrokerConfigs to list. A kind that
+// reports has a controller that writes an object's status as soon as it
+// exists.
 var ownedKinds = []struct {
-	kind   string
-	object func() client.Object
-	list   func() client.ObjectList
-	build  bool
+	kind    string
+	object  func() client.Object
+	list    func() client.ObjectList
+	build   bool
+	reports bool
 }{
-	{kind: "Service", object: func() client.Object { return &servingv1.Service{} }, list: func() client.ObjectList { return &servingv1.ServiceList{} }},
-	{kind: "Trigger", object: func() client.Object { return &eventingv1.Trigger{} }, list: func() client.ObjectList { return &eventingv1.TriggerList{} }},
-	{kind: "PingSource", object: func() client.Object { return &sourcesv1.PingSource{} }, list: func() client.ObjectList { return &sourcesv1.PingSourceList{} }},
-	{kind: "Job", object: func() client.Object { return &batchv1.Job{} }, list: func() client.ObjectList { return &batchv1.JobList{} }, build: true},
+	{kind: "Service", object: func() client.Object { return &servingv1.Service{} }, list: func() client.ObjectList { return &servingv1.ServiceList{} }, reports: true},
+	{kind: "Trigger", object: func() client.Object { return &eventingv1.Trigger{} }, list: func() client.ObjectList { return &eventingv1.TriggerList{} }, reports: true},
+	{kind: "PingSource", object: func() client.Object { return &sourcesv1.PingSource{} }, list: func() client.ObjectList { return &sourcesv1.PingSourceList{} }, reports: true},
+	{kind: "Job", object: func() client.Object { return &batchv1.Job{} }, list: func() client.ObjectList { return &batchv1.JobList{} }, build: true, reports: true},
 	{kind: "ConfigMap", object: func() client.Object { return &corev1.ConfigMap{} }, list: func() client.ObjectList { return &corev1.ConfigMapList{} }, build: true},
 	{kind: "NetworkPolicy", object: func() client.Object { return &networkingv1.NetworkPolicy{} }, list: func() client.ObjectList { return &networkingv1.NetworkPolicyList{} }, build: true},
 }
@@ -77,6 +80,21 @@ type deployer struct {
 	// indexed are the kinds kube finds by owner (clients.IndexOwner); the
 	// others by labels alone.
 	indexed map[string]bool
+}
+
+// wokenBy is true when objs hold an object that will wake the resource: of
+// a kind that reports, whose informer wakes resources (see
+// clients.FollowOwned).
+func (d deployer) wokenBy(objs []client.Object) bool {
+	for _, o := range objs {
+		kind := o.GetObjectKind().GroupVersionKind().Kind
+		for _, k := range ownedKinds {
+			if k.kind == kind && k.reports && d.indexed[kind] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // fieldManager is the resource's own: each resource owns exactly the fields

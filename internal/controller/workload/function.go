@@ -111,7 +111,11 @@ func (c *functionClient) input(ctx context.Context, mg *v1alpha1.LambdaFunction)
 
 // Create applies what Observe rendered: a build, or the deployed objects.
 func (c *functionClient) Create(ctx context.Context, mg *v1alpha1.LambdaFunction) (managed.ExternalCreation, error) {
-	return managed.ExternalCreation{}, c.applyDesired(ctx, mg)
+	if err := c.applyDesired(ctx, mg); err != nil {
+		return managed.ExternalCreation{}, err
+	}
+	c.created(mg, c.desired)
+	return managed.ExternalCreation{}, nil
 }
 
 // Update applies what Observe rendered.

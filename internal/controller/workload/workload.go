@@ -146,6 +146,17 @@ type connection struct {
 	local   client.Reader
 	record  event.Recorder
 	sources source.Resolver
+	// creates, when set, are told of a create that applied an object
+	// that will wake the resource.
+	creates *creates
+}
+
+// created tells the reconcile that mg's create applied objs, when one of
+// them will wake it.
+func (c connection) created(mg resource.Managed, objs []client.Object) {
+	if c.creates != nil && c.wokenBy(objs) {
+		c.creates.add(mg)
+	}
 }
 
 // A connector resolves a resource's provider config and connects to its
@@ -156,6 +167,8 @@ type connector[T resource.ModernManaged] struct {
 	record event.Recorder
 	usage  *resource.ProviderConfigUsageTracker
 	deps   Dependencies
+	// creates, when set, note the creates whose requeue is dropped.
+	creates *creates
 }
 
 // Connect resolves the resource's provider config, records its usage, then
@@ -177,7 +190,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	}
 	return c.kind.external(connection{
 		deployer: deployer{kube: kube.Client, uncached: kube.Uncached, indexed: kube.Indexed, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()},
-		defaults: cfg.Defaults, local: c.local, record: c.record, sources: c.deps.Sources,
+		defaults: cfg.Defaults, local: c.local, record: c.record, sources: c.deps.Sources, creates: c.creates,
 	}), nil
 }
 
@@ -185,23 +198,30 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, deps Dependencies, k Kind[T]) error {
 	name := managed.ControllerName(k.GVK.GroupKind().String())
 	record := event.NewAPIRecorder(mgr.GetEventRecorderFor(name)) //nolint:staticcheck // crossplane-runtime's recorder takes the old events API's.
+	next := func(mg resource.Managed, poll time.Duration) time.Duration {
+		if unwoken(mg.GetCondition(xpv2.TypeReady)) && deps.BusyPoll > 0 && deps.BusyPoll < poll {
+			poll = deps.BusyPoll
+		}
+		return deps.Polls.Interval(poll)
+	}
+	// Without wakes, the requeue after a create is what looks again soon.
+	var created *creates
+	if deps.wakes != nil {
+		created = newCreates(o.PollInterval, next)
+	}
 	opts := []managed.ReconcilerOption{
 		managed.WithTypedExternalConnector[T](&connector[T]{
-			kind:   k,
-			local:  mgr.GetClient(),
-			record: record,
-			usage:  resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
-			deps:   deps,
+			kind:    k,
+			local:   mgr.GetClient(),
+			record:  record,
+			usage:   resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+			deps:    deps,
+			creates: created,
 		}),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithRecorder(record),
 		managed.WithPollInterval(o.PollInterval),
-		managed.WithPollIntervalHook(func(mg resource.Managed, poll time.Duration) time.Duration {
-			if unwoken(mg.GetCondition(xpv2.TypeReady)) && deps.BusyPoll > 0 && deps.BusyPoll < poll {
-				poll = deps.BusyPoll
-			}
-			return deps.Polls.Interval(poll)
-		}),
+		managed.WithPollIntervalHook(next),
 		managed.WithManagementPolicies(),
 		// Every object is named after the resource, never by the target
 		// cluster: no external-name annotation to write, and a create cut
@@ -229,12 +249,16 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
-		WithEventFilter(resource.DesiredStateChanged()).
+		WithEventFilter(desiredStateChanged()).
 		For(k.New())
 	if deps.wakes != nil {
 		b = b.WatchesRawSource(deps.wakes.source(k.GVK.Kind))
 	}
-	var rr reconcile.Reconciler = ratelimiter.NewReconciler(name, r, o.GlobalRateLimiter)
+	var inner reconcile.Reconciler = r
+	if created != nil {
+		inner = &createdReconciler{inner: r, creates: created}
+	}
+	var rr reconcile.Reconciler = ratelimiter.NewReconciler(name, inner, o.GlobalRateLimiter)
 	if deps.Writes != nil {
 		// Before the rate limiter: a reconcile put off spends no token.
 		deps.Writes.Follow(k.GVK)
