@@ -76,6 +76,17 @@ type dependencies = workload.Dependencies
 type writeCounter struct {
 	mu sync.Mutex
 	n  map[string]int
+	// of counts them by method and path from the namespace on, without
+	// the object's name: "PUT team/lambdafunctions/status".
+	of map[string]int
+}
+
+// to is the number of writes so far with a method to one resource, or
+// subresource, of a namespace.
+func (w *writeCounter) to(method, ns, resource string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.of[method+" "+ns+"/"+resource]
 }
 
 // in is the number of writes so far to objects in a namespace.
@@ -95,8 +106,15 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		_, rest, _ := strings.Cut(r.URL.Path, "/namespaces/")
 		ns, _, _ := strings.Cut(rest, "/")
+		path := strings.Split(rest, "/")
+		if len(path) > 3 {
+			path = append(path[:2], path[3:]...)
+		} else if len(path) > 2 {
+			path = path[:2]
+		}
 		c.writes.mu.Lock()
 		c.writes.n[ns]++
+		c.writes.of[r.Method+" "+strings.Join(path, "/")]++
 		c.writes.mu.Unlock()
 	}
 	return c.next.RoundTrip(r)
@@ -133,7 +151,7 @@ type providerOptions struct {
 // wires it.
 func startProvider(t testing.TB, po providerOptions) *provider {
 	t.Helper()
-	p := &provider{writes: &writeCounter{n: map[string]int{}}}
+	p := &provider{writes: &writeCounter{n: map[string]int{}, of: map[string]int{}}}
 	cfg := rest.CopyConfig(controlPlane.Config(t))
 	s, err := kinds.ManagerScheme()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -12,20 +13,44 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 )
 
-// Creates are the resources of one kind whose last create applied an object
-// that will wake them (see deployer.wokenBy), each with when it is due for
-// its next poll.
+// Notes are a value noted for each of some resources of one kind, until it
+// is taken.
+type notes[V any] struct {
+	mu  sync.Mutex
+	set map[types.NamespacedName]V
+}
+
+func newNotes[V any]() *notes[V] { return &notes[V]{set: map[types.NamespacedName]V{}} }
+
+// add notes v for the resource.
+func (n *notes[V]) add(mg metav1.Object, v V) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.set[types.NamespacedName{Namespace: mg.GetNamespace(), Name: mg.GetName()}] = v
+}
+
+// take returns what was noted for the resource, if anything, and forgets it.
+func (n *notes[V]) take(r types.NamespacedName) (V, bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	v, ok := n.set[r]
+	delete(n.set, r)
+	return v, ok
+}
+
+// Creates are the resources whose last create applied an object that will
+// wake them (see deployer.wokenBy), each with when it is due for its next
+// poll.
 type creates struct {
+	*notes[time.Duration]
 	// poll is the managed reconciler's poll interval and hook: how long a
 	// resource waits for its next poll.
 	poll func(mg resource.Managed) time.Duration
-
-	mu  sync.Mutex
-	set map[types.NamespacedName]time.Duration
 }
 
 func newCreates(interval time.Duration, hook func(resource.Managed, time.Duration) time.Duration) *creates {
 	return &creates{
+		notes: newNotes[time.Duration](),
 		poll: func(mg resource.Managed) time.Duration {
 			// As the managed reconciler reads it: a resource may set its own.
 			if d, ok := meta.GetPollInterval(mg); ok {
@@ -33,26 +58,12 @@ func newCreates(interval time.Duration, hook func(resource.Managed, time.Duratio
 			}
 			return hook(mg, interval)
 		},
-		set: map[types.NamespacedName]time.Duration{},
 	}
 }
 
-// add notes that the resource's create applied an object that will wake it.
-func (c *creates) add(mg resource.Managed) {
-	poll := c.poll(mg)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.set[types.NamespacedName{Namespace: mg.GetNamespace(), Name: mg.GetName()}] = poll
-}
-
-// take returns the resource's poll if its create was noted, and forgets it.
-func (c *creates) take(r types.NamespacedName) (time.Duration, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	poll, ok := c.set[r]
-	delete(c.set, r)
-	return poll, ok
-}
+// created notes that the resource's create applied an object that will
+// wake it.
+func (c *creates) created(mg resource.Managed) { c.add(mg, c.poll(mg)) }
 
 // A createdReconciler drops the immediate requeue crossplane-runtime's
 // managed reconciler asks for after every create, when what the create

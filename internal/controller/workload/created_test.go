@@ -57,7 +57,7 @@ func TestCreatedReconciler(t *testing.T) {
 			c := newCreates(time.Minute, func(_ resource.Managed, poll time.Duration) time.Duration { return poll })
 			r := &createdReconciler{creates: c, inner: reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
 				if tc.created {
-					c.add(&v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
+					c.created(&v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
 				}
 				return tc.res, tc.err
 			})}
@@ -95,7 +95,7 @@ func TestCreatesPoll(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := newCreates(time.Minute, func(_ resource.Managed, poll time.Duration) time.Duration { return 2 * poll })
 			mg := &v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "hello", Annotations: tc.annotations}}
-			c.add(mg)
+			c.created(mg)
 			got, ok := c.take(types.NamespacedName{Namespace: "team", Name: "hello"})
 			if !ok {
 				t.Fatalf("%s\ntake(...): the create was not noted", tc.reason)

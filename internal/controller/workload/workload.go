@@ -155,7 +155,7 @@ type connection struct {
 // them will wake it.
 func (c connection) created(mg resource.Managed, objs []client.Object) {
 	if c.creates != nil && c.wokenBy(objs) {
-		c.creates.add(mg)
+		c.creates.created(mg)
 	}
 }
 
@@ -169,6 +169,8 @@ type connector[T resource.ModernManaged] struct {
 	deps   Dependencies
 	// creates, when set, note the creates whose requeue is dropped.
 	creates *creates
+	// absent note the resources Observe found nothing of.
+	absent *notes[struct{}]
 }
 
 // Connect resolves the resource's provider config, records its usage, then
@@ -188,10 +190,10 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 	if err != nil {
 		return nil, errors.Wrap(err, errTarget)
 	}
-	return c.kind.external(connection{
+	return absentNoter[T]{absent: c.absent, TypedExternalClient: c.kind.external(connection{
 		deployer: deployer{kube: kube.Client, uncached: kube.Uncached, indexed: kube.Indexed, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()},
 		defaults: cfg.Defaults, local: c.local, record: c.record, sources: c.deps.Sources, creates: c.creates,
-	}), nil
+	})}, nil
 }
 
 // Setup adds a controller that reconciles one kind of managed resource.
@@ -209,7 +211,9 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 	if deps.wakes != nil {
 		created = newCreates(o.PollInterval, next)
 	}
+	finalizer := newCreateFinalizer(resource.NewAPIFinalizer(mgr.GetClient(), managed.FinalizerName))
 	opts := []managed.ReconcilerOption{
+		managed.WithFinalizer(finalizer),
 		managed.WithTypedExternalConnector[T](&connector[T]{
 			kind:    k,
 			local:   mgr.GetClient(),
@@ -217,6 +221,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 			usage:   resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
 			deps:    deps,
 			creates: created,
+			absent:  finalizer.absent,
 		}),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithRecorder(record),

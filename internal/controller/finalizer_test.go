@@ -1,0 +1,66 @@
+package controller_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
+)
+
+// TestCreateWritesTheFunctionTwice checks that the provider writes a new
+// function twice on its way to creating its objects, the managed
+// reconciler's notes that a create is pending and that it succeeded, and
+// that the first carries the finalizer, which then does its work: the
+// finalizer used to take a write of its own, and in a rush every write
+// waits on the client's rate limit.
+func TestCreateWritesTheFunctionTwice(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	p := startProvider(t, providerOptions{poll: time.Hour})
+	c := p.kube
+	ns := testkit.Namespace(ctx, t, c, "finalizer-", "")
+	newProviderConfig(ctx, t, c, ns)
+	fn := testkit.ImageFunction(ns, "hello")
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(fn)
+	serviceWhen(ctx, t, c, key, "is created", func(*servingv1.Service) bool { return true })
+	mg := &v1alpha1.LambdaFunction{}
+	wait.Until(ctx, t, "the create is recorded", func() string {
+		if err := c.Get(ctx, key, mg); err != nil {
+			return err.Error()
+		}
+		if _, ok := mg.GetAnnotations()[meta.AnnotationKeyExternalCreateSucceeded]; !ok {
+			return "no " + meta.AnnotationKeyExternalCreateSucceeded
+		}
+		return ""
+	})
+	if !slices.Contains(mg.GetFinalizers(), managed.FinalizerName) {
+		t.Fatalf("finalizers %v, want %s", mg.GetFinalizers(), managed.FinalizerName)
+	}
+	if n := p.writes.to(http.MethodPut, ns, "lambdafunctions"); n != 2 {
+		t.Errorf("the function was written %d times before its create was recorded, want 2", n)
+	}
+
+	if err := c.Delete(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, "the function and its Service are gone", func() string {
+		if msg := gone(ctx, c, &v1alpha1.LambdaFunction{ObjectMeta: fn.ObjectMeta}); msg != "" {
+			return msg
+		}
+		return gone(ctx, c, &servingv1.Service{ObjectMeta: fn.ObjectMeta})
+	})
+}

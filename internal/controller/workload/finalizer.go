@@ -1,0 +1,71 @@
+package workload
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
+	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
+)
+
+// A createFinalizer is the managed reconciler's finalizer, except that it
+// only adds the finalizer to a resource whose objects its reconcile just
+// found absent, and leaves the write to the managed reconciler: when it goes
+// on to create them, it first writes the resource with the annotation that
+// says a create is pending, finalizer and all, and creates nothing should
+// that write fail. A resource it does not create has nothing to finalize
+// yet. That spares each new resource one of the six writes of its first
+// reconcile, which in a rush all wait on the client's rate limit.
+type createFinalizer struct {
+	resource.Finalizer
+	// absent are the resources whose Observe found none of their objects
+	// in this reconcile.
+	absent *notes[struct{}]
+}
+
+func newCreateFinalizer(f resource.Finalizer) *createFinalizer {
+	return &createFinalizer{Finalizer: f, absent: newNotes[struct{}]()}
+}
+
+// AddFinalizer adds the finalizer to a resource about to be created, and
+// writes it to any other that lacks it.
+func (f *createFinalizer) AddFinalizer(ctx context.Context, obj resource.Object) error {
+	if _, absent := f.absent.take(keyOf(obj)); absent {
+		meta.AddFinalizer(obj, managed.FinalizerName)
+		return nil
+	}
+	return f.Finalizer.AddFinalizer(ctx, obj)
+}
+
+// RemoveFinalizer removes the finalizer of a resource, which the managed
+// reconciler does once its objects are gone.
+func (f *createFinalizer) RemoveFinalizer(ctx context.Context, obj resource.Object) error {
+	f.absent.take(keyOf(obj))
+	return f.Finalizer.RemoveFinalizer(ctx, obj)
+}
+
+// An absentNoter tells a createFinalizer which resources its Observe found
+// none of the objects of.
+type absentNoter[T resource.Managed] struct {
+	managed.TypedExternalClient[T]
+	absent *notes[struct{}]
+}
+
+// Observe observes the resource and notes whether nothing of it exists. A
+// note left by a reconcile that ended before adding the finalizer is
+// replaced, so that it never stands for another reconcile's Observe.
+func (a absentNoter[T]) Observe(ctx context.Context, mg T) (managed.ExternalObservation, error) {
+	obs, err := a.TypedExternalClient.Observe(ctx, mg)
+	if err == nil && !obs.ResourceExists {
+		a.absent.add(mg, struct{}{})
+	} else {
+		a.absent.take(keyOf(mg))
+	}
+	return obs, err
+}
+
+func keyOf(obj resource.Object) types.NamespacedName {
+	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
+}
