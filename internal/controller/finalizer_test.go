@@ -15,7 +15,6 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
-	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // TestCreateWritesTheFunctionTwice checks that the provider writes a new
@@ -27,16 +26,9 @@ import (
 func TestCreateWritesTheFunctionTwice(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p := startProvider(t, providerOptions{poll: time.Hour})
-	c := p.kube
-	ns := testkit.Namespace(ctx, t, c, "finalizer-", "")
-	newProviderConfig(ctx, t, c, ns)
-	fn := testkit.ImageFunction(ns, "hello")
-	if err := c.Create(ctx, fn); err != nil {
-		t.Fatal(err)
-	}
+	p, c, ns := newUnpolledScene(ctx, t, "finalizer-")
+	fn, _ := createImageFunction(ctx, t, c, ns, "hello")
 	key := client.ObjectKeyFromObject(fn)
-	serviceWhen(ctx, t, c, key, "is created", func(*servingv1.Service) bool { return true })
 	mg := &v1alpha1.LambdaFunction{}
 	wait.Until(ctx, t, "the create is recorded", func() string {
 		if err := c.Get(ctx, key, mg); err != nil {

@@ -34,6 +34,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
@@ -239,6 +240,28 @@ func newScene(ctx context.Context, t testing.TB, prefix string, change func(*dep
 	newProviderConfig(ctx, t, p.kube, ns)
 	p.eventing = playEventing(ctx, p.kube, ns)
 	return p, p.kube, ns
+}
+
+// newUnpolledScene starts a provider that polls hourly, busy or not, so
+// that only wakes move its resources, and makes a namespace and its
+// ProviderConfig.
+func newUnpolledScene(ctx context.Context, t testing.TB, prefix string) (*provider, client.Client, string) {
+	t.Helper()
+	p := startProvider(t, providerOptions{poll: time.Hour, change: func(d *dependencies) { d.BusyPoll = time.Hour }})
+	ns := testkit.Namespace(ctx, t, p.kube, prefix, "")
+	newProviderConfig(ctx, t, p.kube, ns)
+	return p, p.kube, ns
+}
+
+// createImageFunction creates an image function with nothing else and
+// returns it with its Service once the provider made it.
+func createImageFunction(ctx context.Context, t *testing.T, c client.Client, ns, name string) (*v1alpha1.LambdaFunction, *servingv1.Service) {
+	t.Helper()
+	fn := testkit.ImageFunction(ns, name)
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	return fn, serviceWhen(ctx, t, c, client.ObjectKeyFromObject(fn), "is created", func(*servingv1.Service) bool { return true })
 }
 
 // playEventing plays Knative Eventing in a namespace until ctx ends.

@@ -16,7 +16,6 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
-	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // TestObjectsWakeTheirFunction checks that a function learns at once what
@@ -25,10 +24,7 @@ import (
 func TestObjectsWakeTheirFunction(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p := startProvider(t, providerOptions{poll: time.Hour, change: func(d *dependencies) { d.BusyPoll = time.Hour }})
-	c := p.kube
-	ns := testkit.Namespace(ctx, t, c, "wake-", "")
-	newProviderConfig(ctx, t, c, ns)
+	_, c, ns := newUnpolledScene(ctx, t, "wake-")
 	// Brokers are shared by name and wake no one; this function has none.
 	fn := newFunction(ns, "hello", "def handler(event, context):\n    return {}\n")
 	fn.Spec.ForProvider.Eventing = nil
@@ -90,16 +86,9 @@ func TestObjectsWakeTheirFunction(t *testing.T) {
 func TestCreateWaitsForItsObjectsToReport(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p := startProvider(t, providerOptions{poll: time.Hour, change: func(d *dependencies) { d.BusyPoll = time.Hour }})
-	c := p.kube
-	ns := testkit.Namespace(ctx, t, c, "created-", "")
-	newProviderConfig(ctx, t, c, ns)
-	fn := testkit.ImageFunction(ns, "hello")
-	if err := c.Create(ctx, fn); err != nil {
-		t.Fatal(err)
-	}
+	_, c, ns := newUnpolledScene(ctx, t, "created-")
+	fn, svc := createImageFunction(ctx, t, c, ns, "hello")
 	key := client.ObjectKeyFromObject(fn)
-	svc := serviceWhen(ctx, t, c, key, "is created", func(*servingv1.Service) bool { return true })
 	mg := &v1alpha1.LambdaFunction{}
 	reason := func() xpv2.ConditionReason {
 		if err := c.Get(ctx, key, mg); err != nil {
