@@ -76,25 +76,47 @@ type dependencies = workload.Dependencies
 // test measures what concerns its own resources, not what other tests left.
 type writeCounter struct {
 	mu sync.Mutex
-	n  map[string]int
-	// of counts them by method and path from the namespace on, without
-	// the object's name: "PUT team/lambdafunctions/status".
-	of map[string]int
+	n  map[write]int
+}
+
+// A write is what a writeCounter counts by: a method, and the path from the
+// namespace on without the object's name, such as PUT of "status" of
+// "lambdafunctions" in "team".
+type write struct {
+	method, namespace, resource string
+}
+
+// writeOf is the write a request makes; path is its URL path.
+func writeOf(method, path string) write {
+	_, rest, _ := strings.Cut(path, "/namespaces/")
+	// Namespace, resource, name, subresource.
+	p := append(strings.SplitN(rest, "/", 4), "", "", "")
+	resource := p[1]
+	if p[3] != "" {
+		resource += "/" + p[3]
+	}
+	return write{method: method, namespace: p[0], resource: resource}
 }
 
 // to is the number of writes so far with a method to one resource, or
-// subresource, of a namespace.
+// resource/subresource, of a namespace.
 func (w *writeCounter) to(method, ns, resource string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.of[method+" "+ns+"/"+resource]
+	return w.n[write{method: method, namespace: ns, resource: resource}]
 }
 
 // in is the number of writes so far to objects in a namespace.
 func (w *writeCounter) in(ns string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.n[ns]
+	sum := 0
+	for k, n := range w.n {
+		if k.namespace == ns {
+			sum += n
+		}
+	}
+	return sum
 }
 
 // countingTransport counts requests that are not reads.
@@ -105,17 +127,8 @@ type countingTransport struct {
 
 func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		_, rest, _ := strings.Cut(r.URL.Path, "/namespaces/")
-		ns, _, _ := strings.Cut(rest, "/")
-		path := strings.Split(rest, "/")
-		if len(path) > 3 {
-			path = append(path[:2], path[3:]...)
-		} else if len(path) > 2 {
-			path = path[:2]
-		}
 		c.writes.mu.Lock()
-		c.writes.n[ns]++
-		c.writes.of[r.Method+" "+strings.Join(path, "/")]++
+		c.writes.n[writeOf(r.Method, r.URL.Path)]++
 		c.writes.mu.Unlock()
 	}
 	return c.next.RoundTrip(r)
@@ -152,7 +165,7 @@ type providerOptions struct {
 // wires it.
 func startProvider(t testing.TB, po providerOptions) *provider {
 	t.Helper()
-	p := &provider{writes: &writeCounter{n: map[string]int{}, of: map[string]int{}}}
+	p := &provider{writes: &writeCounter{n: map[write]int{}}}
 	cfg := rest.CopyConfig(controlPlane.Config(t))
 	s, err := kinds.ManagerScheme()
 	if err != nil {

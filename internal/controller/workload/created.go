@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -23,10 +23,10 @@ type notes[V any] struct {
 func newNotes[V any]() *notes[V] { return &notes[V]{set: map[types.NamespacedName]V{}} }
 
 // add notes v for the resource.
-func (n *notes[V]) add(mg metav1.Object, v V) {
+func (n *notes[V]) add(mg client.Object, v V) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.set[types.NamespacedName{Namespace: mg.GetNamespace(), Name: mg.GetName()}] = v
+	n.set[client.ObjectKeyFromObject(mg)] = v
 }
 
 // take returns what was noted for the resource, if anything, and forgets it.

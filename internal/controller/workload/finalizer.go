@@ -3,7 +3,7 @@ package workload
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
@@ -32,7 +32,7 @@ func newCreateFinalizer(f resource.Finalizer) *createFinalizer {
 // AddFinalizer adds the finalizer to a resource about to be created, and
 // writes it to any other that lacks it.
 func (f *createFinalizer) AddFinalizer(ctx context.Context, obj resource.Object) error {
-	if _, absent := f.absent.take(keyOf(obj)); absent {
+	if _, absent := f.absent.take(client.ObjectKeyFromObject(obj)); absent {
 		meta.AddFinalizer(obj, managed.FinalizerName)
 		return nil
 	}
@@ -42,7 +42,7 @@ func (f *createFinalizer) AddFinalizer(ctx context.Context, obj resource.Object)
 // RemoveFinalizer removes the finalizer of a resource, which the managed
 // reconciler does once its objects are gone.
 func (f *createFinalizer) RemoveFinalizer(ctx context.Context, obj resource.Object) error {
-	f.absent.take(keyOf(obj))
+	f.absent.take(client.ObjectKeyFromObject(obj))
 	return f.Finalizer.RemoveFinalizer(ctx, obj)
 }
 
@@ -61,11 +61,7 @@ func (a absentNoter[T]) Observe(ctx context.Context, mg T) (managed.ExternalObse
 	if err == nil && !obs.ResourceExists {
 		a.absent.add(mg, struct{}{})
 	} else {
-		a.absent.take(keyOf(mg))
+		a.absent.take(client.ObjectKeyFromObject(mg))
 	}
 	return obs, err
-}
-
-func keyOf(obj resource.Object) types.NamespacedName {
-	return types.NamespacedName{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 }

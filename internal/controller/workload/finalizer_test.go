@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
@@ -105,7 +106,7 @@ func TestCreateFinalizerRemoves(t *testing.T) {
 	if diff := cmp.Diff([]string{"hello"}, w.removed); diff != "" {
 		t.Errorf("RemoveFinalizer(...): a resource whose objects are gone has its finalizer removed by the API: -want, +got:\n%s", diff)
 	}
-	if _, noted := f.absent.take(keyOf(mg)); noted {
+	if _, noted := f.absent.take(client.ObjectKeyFromObject(mg)); noted {
 		t.Errorf("RemoveFinalizer(...): the resource is still noted once it is finalized")
 	}
 }
