@@ -43,18 +43,10 @@ func TransformCompact() toolscache.TransformFunc {
 func compactMeta(o metav1.Object) {
 	o.SetNamespace(canonical(o.GetNamespace()))
 	if l := o.GetLabels(); len(l) > 0 {
-		c := make(map[string]string, len(l))
-		for k, v := range l {
-			c[canonical(k)] = canonical(v)
-		}
-		o.SetLabels(c)
+		o.SetLabels(canonicalKeys(l, canonical))
 	}
 	if a := o.GetAnnotations(); len(a) > 0 {
-		c := make(map[string]string, len(a))
-		for k, v := range a {
-			c[canonical(k)] = v
-		}
-		o.SetAnnotations(c)
+		o.SetAnnotations(canonicalKeys(a, func(v string) string { return v }))
 	}
 	if f := o.GetFinalizers(); len(f) > 0 {
 		for i := range f {
@@ -68,6 +60,16 @@ func compactMeta(o metav1.Object) {
 		}
 		o.SetOwnerReferences(refs)
 	}
+}
+
+// canonicalKeys is m with the one copy of each key, and each value as value
+// makes it.
+func canonicalKeys(m map[string]string, value func(string) string) map[string]string {
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[canonical(k)] = value(v)
+	}
+	return c
 }
 
 // canonical is the one copy of s that every cached object shares; the
