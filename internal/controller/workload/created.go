@@ -2,41 +2,14 @@ package workload
 
 import (
 	"context"
-	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 )
-
-// Notes are a value noted for each of some resources of one kind, until it
-// is taken.
-type notes[V any] struct {
-	mu  sync.Mutex
-	set map[types.NamespacedName]V
-}
-
-func newNotes[V any]() *notes[V] { return &notes[V]{set: map[types.NamespacedName]V{}} }
-
-// add notes v for the resource.
-func (n *notes[V]) add(mg client.Object, v V) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.set[client.ObjectKeyFromObject(mg)] = v
-}
-
-// take returns what was noted for the resource, if anything, and forgets it.
-func (n *notes[V]) take(r types.NamespacedName) (V, bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	v, ok := n.set[r]
-	delete(n.set, r)
-	return v, ok
-}
 
 // Creates are the resources whose last create applied an object that will
 // wake them (see deployer.wokenBy), each with when it is due for its next
@@ -63,7 +36,9 @@ func newCreates(interval time.Duration, hook func(resource.Managed, time.Duratio
 
 // created notes that the resource's create applied an object that will
 // wake it.
-func (c *creates) created(mg resource.Managed) { c.add(mg, c.poll(mg)) }
+func (c *creates) created(mg resource.Managed) {
+	c.add(client.ObjectKeyFromObject(mg), c.poll(mg))
+}
 
 // A createdReconciler drops the immediate requeue crossplane-runtime's
 // managed reconciler asks for after every create, when what the create

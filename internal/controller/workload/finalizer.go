@@ -59,7 +59,7 @@ type absentNoter[T resource.Managed] struct {
 func (a absentNoter[T]) Observe(ctx context.Context, mg T) (managed.ExternalObservation, error) {
 	obs, err := a.TypedExternalClient.Observe(ctx, mg)
 	if err == nil && !obs.ResourceExists {
-		a.absent.add(mg, struct{}{})
+		a.absent.add(client.ObjectKeyFromObject(mg), struct{}{})
 	} else {
 		a.absent.take(client.ObjectKeyFromObject(mg))
 	}

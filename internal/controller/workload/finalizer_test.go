@@ -99,7 +99,7 @@ func TestCreateFinalizerRemoves(t *testing.T) {
 	w := &writtenFinalizer{}
 	f := newCreateFinalizer(w)
 	mg := &v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "hello"}}
-	f.absent.add(mg, struct{}{})
+	f.absent.add(client.ObjectKeyFromObject(mg), struct{}{})
 	if err := f.RemoveFinalizer(context.Background(), mg); err != nil {
 		t.Fatal(err)
 	}
