@@ -159,6 +159,9 @@ type providerOptions struct {
 	stateMetrics *statemetrics.MRStateMetrics
 	// mapper, when set, stands between the manager and its REST mapper.
 	mapper func(meta.RESTMapper) meta.RESTMapper
+	// limiter, when set, is the reconcile rate all controllers share, in
+	// place of a bucket of testRate.
+	limiter *ratelimiter.BucketRateLimiter
 }
 
 // startProvider runs the provider in the test process, wired as cmd/provider
@@ -205,9 +208,12 @@ func startProvider(t testing.TB, po providerOptions) *provider {
 	if po.poll == 0 {
 		po.poll = testPoll
 	}
+	if po.limiter == nil {
+		po.limiter = ratelimiter.NewGlobal(testRate)
+	}
 	o := controller.Options{
 		Logger:                  po.log,
-		GlobalRateLimiter:       ratelimiter.NewGlobal(testRate),
+		GlobalRateLimiter:       po.limiter,
 		PollInterval:            po.poll,
 		MaxConcurrentReconciles: 2,
 		Features:                &feature.Flags{},

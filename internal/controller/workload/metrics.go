@@ -62,13 +62,18 @@ var (
 		Namespace: "lambda", Name: "poll_interval_seconds",
 		Help: "How long each resource waits between polls: --poll, or longer while polling every resource that often would take more than --max-poll-share of --max-reconcile-rate.",
 	})
+
+	pollsPutOff = prometheus.NewCounter(prometheus.CounterOpts{
+		Namespace: "lambda", Name: "polls_put_off_total",
+		Help: "Times a resource's poll found no reconcile to spare under --max-reconcile-rate and waited, leaving the rate to new resources, changed specs and wakes.",
+	})
 )
 
 // runtimes are the languages builds run, for the series that start at zero.
 var runtimes = []v1alpha1.Language{v1alpha1.LanguagePython, v1alpha1.LanguageNodeJS, v1alpha1.LanguageGo}
 
 func init() {
-	metrics.Registry.MustRegister(buildsStarted, buildsTotal, buildDuration, timeToReady, sourceResolveDuration, sourceResolveErrors, pollInterval)
+	metrics.Registry.MustRegister(buildsStarted, buildsTotal, buildDuration, timeToReady, sourceResolveDuration, sourceResolveErrors, pollInterval, pollsPutOff)
 	// Every bounded series exists from the start, at zero, so a rate or an
 	// alert over it works before its first event and a scrape lists it.
 	for _, rt := range runtimes {

@@ -17,19 +17,26 @@ type queue = workqueue.TypedRateLimitingInterface[reconcile.Request]
 // the controller of their kind. Target caches come and go with provider
 // configs, so they call wake rather than being watched one by one.
 type wakes struct {
-	mu     sync.RWMutex
-	queues map[string]queue
+	mu      sync.RWMutex
+	queues  map[string]queue
+	changed map[string]func(reconcile.Request)
 }
 
-func newWakes() *wakes { return &wakes{queues: map[string]queue{}} }
+func newWakes() *wakes {
+	return &wakes{queues: map[string]queue{}, changed: map[string]func(reconcile.Request){}}
+}
 
 // source is the controller's end of a kind's wakes: it learns the
-// controller's queue when the controller starts.
-func (w *wakes) source(kind string) source.Source {
+// controller's queue when the controller starts. Changed, when set, learns
+// of each wake before it is queued.
+func (w *wakes) source(kind string, changed func(reconcile.Request)) source.Source {
 	return source.Func(func(_ context.Context, q queue) error {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		w.queues[kind] = q
+		if changed != nil {
+			w.changed[kind] = changed
+		}
 		return nil
 	})
 }
@@ -38,9 +45,14 @@ func (w *wakes) source(kind string) source.Source {
 // not started yet is not queued: its first reconciles are ahead anyway.
 func (w *wakes) wake(kind, namespace, name string) {
 	w.mu.RLock()
-	q := w.queues[kind]
+	q, changed := w.queues[kind], w.changed[kind]
 	w.mu.RUnlock()
-	if q != nil {
-		q.Add(reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}})
+	if q == nil {
+		return
 	}
+	r := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
+	if changed != nil {
+		changed(r)
+	}
+	q.Add(r)
 }

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -251,19 +252,29 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 		}
 	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), opts...)
+	spare := newPollSpare(o, deps)
+	filter, changed := desiredStateChanged(), func(reconcile.Request) {}
+	if spare != nil {
+		filter, changed = predicate.And(filter, spare.noting()), spare.changed
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
-		WithEventFilter(desiredStateChanged()).
+		WithEventFilter(filter).
 		For(k.New())
 	if deps.wakes != nil {
-		b = b.WatchesRawSource(deps.wakes.source(k.GVK.Kind))
+		b = b.WatchesRawSource(deps.wakes.source(k.GVK.Kind, changed))
 	}
 	var inner reconcile.Reconciler = r
 	if created != nil {
 		inner = &createdReconciler{inner: r, creates: created}
 	}
-	var rr reconcile.Reconciler = ratelimiter.NewReconciler(name, inner, o.GlobalRateLimiter)
+	var rr reconcile.Reconciler
+	if spare != nil {
+		rr = spare.polls(ratelimiter.NewReconciler(name, spare.ran(inner), o.GlobalRateLimiter))
+	} else {
+		rr = ratelimiter.NewReconciler(name, inner, o.GlobalRateLimiter)
+	}
 	if deps.Writes != nil {
 		// Before the rate limiter: a reconcile put off spends no token.
 		deps.Writes.Follow(k.GVK)
@@ -281,6 +292,17 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 		rr = fresh
 	}
 	return b.Complete(rr)
+}
+
+// newPollSpare lets polls take only the spare reconcile rate, when changes
+// and wakes are what reconciles a resource between its polls, and the rate
+// is crossplane-runtime's token bucket.
+func newPollSpare(o controller.Options, deps Dependencies) *spare {
+	bucket, ok := o.GlobalRateLimiter.(*ratelimiter.BucketRateLimiter)
+	if deps.wakes == nil || deps.Polls == nil || !ok {
+		return nil
+	}
+	return newSpare(bucket.Limiter, func() time.Duration { return deps.Polls.Interval(o.PollInterval) })
 }
 
 // SetupGated adds the controller once the kind's CRD exists.
