@@ -21,7 +21,8 @@ const spareRetries = 10
 // waits for. crossplane-runtime's global rate limiter hands out tokens in
 // the order reconciles ask for them, and reserves ahead when none is left:
 // in a rush of 10,000 new resources, the polls of the first ones came due
-// inside it and took a quarter of the tokens the creates needed. A poll
+// inside it, each took a token a create needed, and the creates asking
+// after them waited. A poll
 // that finds no token to spare is put off, reserving none, until the
 // tokens reserved ahead are spent; after one more poll interval it asks
 // like any reconcile, so drift is still seen under a rate that never
@@ -50,6 +51,15 @@ func newSpare(l *rate.Limiter, interval func() time.Duration) *spare {
 // changed notes that something changed for the resource.
 func (s *spare) changed(r reconcile.Request) { s.changes.add(r.NamespacedName, struct{}{}) }
 
+// filter is p, and notes each resource whose event it passes as changed.
+// Without a spare it is p.
+func (s *spare) filter(p predicate.Predicate) predicate.Predicate {
+	if s == nil {
+		return p
+	}
+	return predicate.And(p, s.noting())
+}
+
 // noting is a predicate that passes every event and notes its resource as
 // changed; it goes after the predicates that filter what is a change.
 func (s *spare) noting() predicate.Predicate {
@@ -66,8 +76,11 @@ func (s *spare) noting() predicate.Predicate {
 }
 
 // polls wraps the rate-limited reconcile: a poll that finds no token to
-// spare is put off.
+// spare is put off. Without a spare it is the rate-limited reconcile.
 func (s *spare) polls(limited reconcile.Reconciler) reconcile.Reconciler {
+	if s == nil {
+		return limited
+	}
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		if !s.changes.has(req.NamespacedName) {
 			now := s.now()
@@ -84,8 +97,12 @@ func (s *spare) polls(limited reconcile.Reconciler) reconcile.Reconciler {
 
 // ran wraps the reconcile the rate limiter lets through: once it runs, what
 // changed before is seen. A reconcile the rate limiter turns back keeps its
-// change, so it is not put off as a poll when it comes back.
+// change, so it is not put off as a poll when it comes back. Without a
+// spare it is inner.
 func (s *spare) ran(inner reconcile.Reconciler) reconcile.Reconciler {
+	if s == nil {
+		return inner
+	}
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		s.changes.take(req.NamespacedName)
 		return inner.Reconcile(ctx, req)

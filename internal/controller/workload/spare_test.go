@@ -9,7 +9,9 @@ import (
 	"golang.org/x/time/rate"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -160,5 +162,21 @@ func TestSpareNoting(t *testing.T) {
 				t.Errorf("%s\nnoting(): the resource is not noted as changed", tc.reason)
 			}
 		})
+	}
+}
+
+func TestNoSpare(t *testing.T) {
+	var s *spare
+	want := reconcile.Result{RequeueAfter: time.Minute}
+	inner := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return want, nil })
+	got, err := s.polls(s.ran(inner)).Reconcile(context.Background(), reconcile.Request{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Reconcile(...): without a spare, every reconcile is the rate-limited one: -want, +got:\n%s", diff)
+	}
+	if s.filter(predicate.NewPredicateFuncs(func(client.Object) bool { return false })).Create(event.CreateEvent{Object: &v1alpha1.LambdaFunction{}}) {
+		t.Errorf("filter(...): without a spare, the filter given decides alone: it passed an event the filter given drops")
 	}
 }

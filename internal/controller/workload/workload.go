@@ -13,7 +13,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -253,28 +252,23 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 	}
 	r := managed.NewReconciler(mgr, resource.ManagedKind(k.GVK), opts...)
 	spare := newPollSpare(o, deps)
-	filter, changed := desiredStateChanged(), func(reconcile.Request) {}
-	if spare != nil {
-		filter, changed = predicate.And(filter, spare.noting()), spare.changed
-	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
-		WithEventFilter(filter).
+		WithEventFilter(spare.filter(desiredStateChanged())).
 		For(k.New())
 	if deps.wakes != nil {
+		var changed func(reconcile.Request)
+		if spare != nil {
+			changed = spare.changed
+		}
 		b = b.WatchesRawSource(deps.wakes.source(k.GVK.Kind, changed))
 	}
 	var inner reconcile.Reconciler = r
 	if created != nil {
 		inner = &createdReconciler{inner: r, creates: created}
 	}
-	var rr reconcile.Reconciler
-	if spare != nil {
-		rr = spare.polls(ratelimiter.NewReconciler(name, spare.ran(inner), o.GlobalRateLimiter))
-	} else {
-		rr = ratelimiter.NewReconciler(name, inner, o.GlobalRateLimiter)
-	}
+	rr := spare.polls(ratelimiter.NewReconciler(name, spare.ran(inner), o.GlobalRateLimiter))
 	if deps.Writes != nil {
 		// Before the rate limiter: a reconcile put off spends no token.
 		deps.Writes.Follow(k.GVK)
