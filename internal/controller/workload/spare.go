@@ -22,11 +22,10 @@ const spareRetries = 10
 // the order reconciles ask for them, and reserves ahead when none is left:
 // in a rush of 10,000 new resources, the polls of the first ones came due
 // inside it, each took a token a create needed, and the creates asking
-// after them waited. A poll
-// that finds no token to spare is put off, reserving none, until the
-// tokens reserved ahead are spent; after one more poll interval it asks
-// like any reconcile, so drift is still seen under a rate that never
-// idles.
+// after them waited. A poll that finds no token to spare is put off,
+// reserving none, until the tokens reserved ahead are spent; after one
+// more poll interval it asks like any reconcile, so drift is still seen
+// under a rate that never idles.
 //
 // A reconcile is a poll unless something changed for its resource since
 // its last reconcile ran: its desired state, or one of its objects in a
