@@ -26,7 +26,7 @@ import (
 func TestCreateWritesTheFunctionTwice(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, c, ns := newUnpolledScene(ctx, t, "finalizer-")
+	p, c, ns := newUnpolledScene(ctx, t, "finalizer-", providerOptions{})
 	fn, _ := createImageFunction(ctx, t, c, ns, "hello")
 	key := client.ObjectKeyFromObject(fn)
 	mg := &v1alpha1.LambdaFunction{}

@@ -261,12 +261,13 @@ func newScene(ctx context.Context, t testing.TB, prefix string, change func(*dep
 	return p, p.kube, ns
 }
 
-// newUnpolledScene starts a provider that polls hourly, busy or not, so
-// that only wakes move its resources, and makes a namespace and its
+// newUnpolledScene starts a provider with po that polls hourly, busy or
+// not, so that only wakes move its resources, and makes a namespace and its
 // ProviderConfig.
-func newUnpolledScene(ctx context.Context, t testing.TB, prefix string) (*provider, client.Client, string) {
+func newUnpolledScene(ctx context.Context, t testing.TB, prefix string, po providerOptions) (*provider, client.Client, string) {
 	t.Helper()
-	p := startProvider(t, providerOptions{poll: time.Hour, change: func(d *dependencies) { d.BusyPoll = time.Hour }})
+	po.poll, po.change = time.Hour, func(d *dependencies) { d.BusyPoll = time.Hour }
+	p := startProvider(t, po)
 	ns := testkit.Namespace(ctx, t, p.kube, prefix, "")
 	newProviderConfig(ctx, t, p.kube, ns)
 	return p, p.kube, ns

@@ -2,7 +2,6 @@ package controller_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -15,8 +14,6 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
-	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
-	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // TestChangesGoBeforePolls checks that, with the reconcile rate never to
@@ -29,23 +26,11 @@ func TestChangesGoBeforePolls(t *testing.T) {
 	defer cancel()
 	limiter := ratelimiter.NewGlobal(testRate)
 	saturate(ctx, limiter)
-	p := startProvider(t, providerOptions{poll: time.Hour, limiter: limiter, change: func(d *dependencies) { d.BusyPoll = time.Hour }})
-	c := p.kube
-	ns := testkit.Namespace(ctx, t, c, "spare-", "")
-	newProviderConfig(ctx, t, c, ns)
+	_, c, ns := newUnpolledScene(ctx, t, "spare-", providerOptions{limiter: limiter})
 
 	fn, svc := createImageFunction(ctx, t, c, ns, "hello")
 	playact.MarkServiceReady(ctx, t, c, svc)
-	wait.Until(ctx, t, "the function is Ready", func() string {
-		mg := &v1alpha1.LambdaFunction{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
-			return err.Error()
-		}
-		if ready := mg.GetCondition(xpv2.TypeReady); ready.Status != corev1.ConditionTrue {
-			return fmt.Sprintf("Ready %s: %s", ready.Status, ready.Message)
-		}
-		return ""
-	})
+	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
 
 	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(f *v1alpha1.LambdaFunction) {
 		f.Spec.ForProvider.Scaling = &v1alpha1.Scaling{ContainerConcurrency: ptr(int64(7))}

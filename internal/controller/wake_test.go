@@ -24,7 +24,7 @@ import (
 func TestObjectsWakeTheirFunction(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, c, ns := newUnpolledScene(ctx, t, "wake-")
+	_, c, ns := newUnpolledScene(ctx, t, "wake-", providerOptions{})
 	// Brokers are shared by name and wake no one; this function has none.
 	fn := newFunction(ns, "hello", "def handler(event, context):\n    return {}\n")
 	fn.Spec.ForProvider.Eventing = nil
@@ -86,7 +86,7 @@ func TestObjectsWakeTheirFunction(t *testing.T) {
 func TestCreateWaitsForItsObjectsToReport(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	_, c, ns := newUnpolledScene(ctx, t, "created-")
+	_, c, ns := newUnpolledScene(ctx, t, "created-", providerOptions{})
 	fn, svc := createImageFunction(ctx, t, c, ns, "hello")
 	key := client.ObjectKeyFromObject(fn)
 	mg := &v1alpha1.LambdaFunction{}

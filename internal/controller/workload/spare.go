@@ -47,8 +47,13 @@ func newSpare(l *rate.Limiter, interval func() time.Duration) *spare {
 	return &spare{limiter: l, interval: interval, now: time.Now, changes: newNotes[struct{}](), waiting: newNotes[time.Time]()}
 }
 
-// changed notes that something changed for the resource.
-func (s *spare) changed(r reconcile.Request) { s.changes.add(r.NamespacedName, struct{}{}) }
+// changed notes that something changed for the resource. Without a spare
+// nothing is noted.
+func (s *spare) changed(r reconcile.Request) {
+	if s != nil {
+		s.changes.add(r.NamespacedName, struct{}{})
+	}
+}
 
 // filter is p, and notes each resource whose event it passes as changed.
 // Without a spare it is p.

@@ -167,6 +167,7 @@ func TestSpareNoting(t *testing.T) {
 
 func TestNoSpare(t *testing.T) {
 	var s *spare
+	s.changed(reconcile.Request{}) // Wakes call it whether or not there is a spare.
 	want := reconcile.Result{RequeueAfter: time.Minute}
 	inner := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) { return want, nil })
 	got, err := s.polls(s.ran(inner)).Reconcile(context.Background(), reconcile.Request{})

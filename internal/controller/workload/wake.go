@@ -27,16 +27,13 @@ func newWakes() *wakes {
 }
 
 // source is the controller's end of a kind's wakes: it learns the
-// controller's queue when the controller starts. Changed, when set, learns
-// of each wake before it is queued.
+// controller's queue when the controller starts. Changed learns of each
+// wake before it is queued.
 func (w *wakes) source(kind string, changed func(reconcile.Request)) source.Source {
 	return source.Func(func(_ context.Context, q queue) error {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		w.queues[kind] = q
-		if changed != nil {
-			w.changed[kind] = changed
-		}
+		w.queues[kind], w.changed[kind] = q, changed
 		return nil
 	})
 }
@@ -51,8 +48,6 @@ func (w *wakes) wake(kind, namespace, name string) {
 		return
 	}
 	r := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: namespace, Name: name}}
-	if changed != nil {
-		changed(r)
-	}
+	changed(r)
 	q.Add(r)
 }

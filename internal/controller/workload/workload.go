@@ -258,11 +258,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 		WithEventFilter(spare.filter(desiredStateChanged())).
 		For(k.New())
 	if deps.wakes != nil {
-		var changed func(reconcile.Request)
-		if spare != nil {
-			changed = spare.changed
-		}
-		b = b.WatchesRawSource(deps.wakes.source(k.GVK.Kind, changed))
+		b = b.WatchesRawSource(deps.wakes.source(k.GVK.Kind, spare.changed))
 	}
 	var inner reconcile.Reconciler = r
 	if created != nil {
