@@ -54,6 +54,7 @@ func main() {
 		allowTargetCIDRs = app.Flag("allow-target-cidr", "A network a kubeconfig's target cluster may be in although it would be refused, such as 127.0.0.0/8 for a provider run outside a cluster against a local API server; repeat for more. Never set it for a provider that runs in a cluster.").Strings()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
+	setGCPercent(os.LookupEnv)
 	if *maxPollShare < 0 || *maxPollShare > 1 {
 		kingpin.Fatalf("--max-poll-share must be from 0 to 1, not %g", *maxPollShare)
 	}
