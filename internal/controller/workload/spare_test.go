@@ -130,7 +130,7 @@ func TestSpareRan(t *testing.T) {
 
 func TestSpareNoting(t *testing.T) {
 	mg := &v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "hello"}}
-	key := types.NamespacedName{Namespace: "team", Name: "hello"}
+	key := client.ObjectKeyFromObject(mg)
 	cases := map[string]struct {
 		reason string
 		pass   func(*spare) bool
