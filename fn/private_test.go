@@ -10,7 +10,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 )
 
 // TestPrivateRegistryComposed checks that Direct mode builds and serves as

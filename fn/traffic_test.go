@@ -8,9 +8,9 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 )
 
 // TestTrafficComposed checks that Direct mode composes a Service that

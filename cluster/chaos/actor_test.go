@@ -10,10 +10,11 @@ import (
 	"golang.org/x/sync/errgroup"
 	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	"knative.dev/pkg/apis"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 )
 
 // actTick is how often the actor looks for work.
@@ -95,7 +96,7 @@ func (a *actor) markServices(ctx context.Context) {
 	}
 	var todo []*servingv1.Service
 	for i := range l.Items {
-		if s := &l.Items[i]; s.Status.ObservedGeneration != s.Generation || !s.IsReady() {
+		if s := &l.Items[i]; s.Status.ObservedGeneration != s.Generation || !s.Status.GetCondition(apis.ConditionReady).IsTrue() {
 			todo = append(todo, s)
 		}
 	}

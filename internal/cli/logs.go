@@ -12,8 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"knative.dev/serving/pkg/apis/serving"
 
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -92,7 +92,7 @@ func logs(ctx context.Context, kube kubernetes.Interface, w *workload, o logsOpt
 // container of each of the workload's pods, or the fetch and Kaniko
 // containers of its current build's pods.
 func logStreams(ctx context.Context, kube kubernetes.Interface, w *workload, o logsOptions) ([]logStream, error) {
-	selector := serving.ServiceLabelKey + "=" + w.Name()
+	selector := servingv1.ServiceLabelKey + "=" + w.Name()
 	containers := []string{w.kind.container}
 	why := noWorkloadPods
 	if o.build {

@@ -7,7 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	toolscache "k8s.io/client-go/tools/cache"
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 )
 
 // serviceJSON is a Service as the API server sends it: each decode of it

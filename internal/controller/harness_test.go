@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
@@ -42,6 +41,7 @@ import (
 	lambdacontroller "github.com/knative-lambda/provider-knative-lambda/internal/controller"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/workload"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 

@@ -8,10 +8,10 @@ import (
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	sourcesv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/sources/v1"
 )
 

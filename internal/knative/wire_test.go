@@ -10,8 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	kneventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	knsourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
+	knservingv1 "knative.dev/serving/pkg/apis/serving/v1"
 
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	sourcesv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/sources/v1"
 )
 
@@ -25,6 +27,8 @@ var kindPackages = []string{
 	reflect.TypeFor[sourcesv1.PingSource]().PkgPath(),
 	reflect.TypeFor[kneventingv1.Broker]().PkgPath(),
 	reflect.TypeFor[knsourcesv1.PingSource]().PkgPath(),
+	reflect.TypeFor[servingv1.Service]().PkgPath(),
+	reflect.TypeFor[knservingv1.Service]().PkgPath(),
 }
 
 // wire lists every JSON path of a type with what it holds there and
@@ -83,6 +87,10 @@ func TestWireFormIsKnatives(t *testing.T) {
 		"TriggerList":    {reason: "A list of Triggers must read as Knative's does.", ours: reflect.TypeFor[eventingv1.TriggerList](), theirs: reflect.TypeFor[kneventingv1.TriggerList]()},
 		"PingSource":     {reason: "A PingSource must read and write as Knative's does.", ours: reflect.TypeFor[sourcesv1.PingSource](), theirs: reflect.TypeFor[knsourcesv1.PingSource]()},
 		"PingSourceList": {reason: "A list of PingSources must read as Knative's does.", ours: reflect.TypeFor[sourcesv1.PingSourceList](), theirs: reflect.TypeFor[knsourcesv1.PingSourceList]()},
+		"Service":        {reason: "A Service must read and write as Knative's does.", ours: reflect.TypeFor[servingv1.Service](), theirs: reflect.TypeFor[knservingv1.Service]()},
+		"ServiceList":    {reason: "A list of Services must read as Knative's does.", ours: reflect.TypeFor[servingv1.ServiceList](), theirs: reflect.TypeFor[knservingv1.ServiceList]()},
+		"Revision":       {reason: "A Revision must read as Knative's does.", ours: reflect.TypeFor[servingv1.Revision](), theirs: reflect.TypeFor[knservingv1.Revision]()},
+		"RevisionList":   {reason: "A list of Revisions must read as Knative's does.", ours: reflect.TypeFor[servingv1.RevisionList](), theirs: reflect.TypeFor[knservingv1.RevisionList]()},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

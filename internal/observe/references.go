@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
-
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 )
 
 // What a workload refers to and its namespace lacks.

@@ -2,9 +2,9 @@ package render
 
 import (
 	networkingv1 "k8s.io/api/networking/v1"
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	sourcesv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/sources/v1"
 )
 

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"knative.dev/pkg/apis"
+	knservingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/knative/knativetest"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	sourcesv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/sources/v1"
 )
 
@@ -181,8 +183,8 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// own is Knative's own object for a Broker, Trigger or PingSource render
-// made in the wire form, which Knative's validation takes.
+// own is Knative's own object for a Knative object render made in the wire
+// form, which Knative's validation takes.
 func own(t *testing.T, o client.Object) client.Object {
 	t.Helper()
 	k, err := knativetest.Own(o)
@@ -193,14 +195,16 @@ func own(t *testing.T, o client.Object) client.Object {
 }
 
 // TestKnativeAcceptsRendered runs Knative's own defaulting and validation,
-// as its admission webhooks would, on every rendered Knative object: a
-// Service as render makes it, and the eventing kinds in Knative's own types.
+// as its admission webhooks would, on every rendered Knative object, in
+// Knative's own types.
 func TestKnativeAcceptsRendered(t *testing.T) {
 	ctx := apis.WithinCreate(context.Background())
 	eventing := 0
 	for _, tc := range goldenCases(t) {
 		for _, obj := range tc.objects.All() {
 			switch obj.(type) {
+			case *servingv1.Service:
+				obj = own(t, obj)
 			case *eventingv1.Broker, *eventingv1.Trigger, *sourcesv1.PingSource:
 				obj = own(t, obj)
 				eventing++
@@ -233,7 +237,8 @@ func TestKnativeAcceptsRendered(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Service.Spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{RunAsNonRoot: ptr.To(true)}
-	if err := out.Service.Validate(ctx); err == nil {
+	svc := own(t, out.Service).(*knservingv1.Service) //nolint:forcetypeassert // Own makes Knative's Service of a Service.
+	if err := svc.Validate(ctx); err == nil {
 		t.Error("Knative's validation accepted a pod-level security context; the check above proves nothing")
 	}
 }

@@ -1,16 +1,14 @@
 package render
 
 import (
-	"context"
 	"regexp"
 
 	"k8s.io/utils/ptr"
-	"knative.dev/serving/pkg/apis/serving"
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 )
 
 const (
@@ -55,15 +53,15 @@ func routing(name string, t *v1alpha1.Traffic) (route, error) {
 		r.targets = append(r.targets, target)
 	}
 	if t.RolloutDuration != nil {
-		r.annotations = map[string]string{serving.RolloutDurationKey: string(*t.RolloutDuration)}
+		r.annotations = map[string]string{servingv1.RolloutDurationKey: string(*t.RolloutDuration)}
 	}
 	if len(r.targets) > 0 {
 		rs := servingv1.RouteSpec{Traffic: r.targets}
-		if err := rs.Validate(servingv1.WithDefaultConfigurationName(context.Background())); err != nil {
+		if err := rs.Validate(); err != nil {
 			return route{}, errors.Errorf(errFmtTraffic, err.Error())
 		}
 	}
-	if err := serving.ValidateRolloutDurationAnnotation(r.annotations); err != nil {
+	if err := servingv1.ValidateRolloutDuration(r.annotations); err != nil {
 		return route{}, errors.Errorf(errFmtTraffic, err.Error())
 	}
 	return r, nil

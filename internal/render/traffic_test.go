@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/utils/ptr"
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 )
 
 // TestTraffic checks what render makes of a traffic block, for a function

@@ -8,11 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
-	"knative.dev/networking/pkg/apis/networking"
-	"knative.dev/serving/pkg/apis/serving"
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 )
 
 // Knative autoscaling annotations of a revision template.
@@ -108,7 +106,7 @@ func (w workload) service() *servingv1.Service {
 	if w.meta != nil && ptr.Deref(w.meta.Visibility, v1alpha1.VisibilityPublic) == v1alpha1.VisibilityClusterLocal {
 		// Knative reads it from the Service's labels, which its Route
 		// gets; it means nothing on a revision.
-		lbls[networking.VisibilityLabelKey] = serving.VisibilityClusterLocal
+		lbls[servingv1.VisibilityLabelKey] = servingv1.VisibilityClusterLocal
 	}
 	if len(w.route.annotations) > 0 {
 		// Knative reads the rollout's pace from the Service, not its pods.

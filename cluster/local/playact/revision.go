@@ -14,20 +14,23 @@ import (
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
 	"knative.dev/serving/pkg/apis/serving"
-	servingv1 "knative.dev/serving/pkg/apis/serving/v1"
+	knservingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knative-lambda/provider-knative-lambda/internal/knative/knativetest"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 )
 
 // A RevisionFault is how Knative's revision reconciler marks a Revision
 // whose pods cannot serve. Each is written with Knative's own status methods
 // and message helpers, from what the kubelet reports of the pod.
-type RevisionFault func(*servingv1.RevisionStatus)
+type RevisionFault func(*knservingv1.RevisionStatus)
 
 // CrashLoop is a container that keeps exiting: the reconciler reads the
 // last termination of the user container.
 func CrashLoop(exitCode int32, message string) RevisionFault {
-	return func(rs *servingv1.RevisionStatus) {
-		rs.MarkContainerHealthyFalse(servingv1.ExitCodeReason(exitCode), servingv1.RevisionContainerExitingMessage(message))
+	return func(rs *knservingv1.RevisionStatus) {
+		rs.MarkContainerHealthyFalse(knservingv1.ExitCodeReason(exitCode), knservingv1.RevisionContainerExitingMessage(message))
 	}
 }
 
@@ -36,7 +39,7 @@ func CrashLoop(exitCode int32, message string) RevisionFault {
 // The message is the kubelet's (pkg/kubelet/images, image_manager.go) with
 // the pull error it wraps.
 func ImagePullBackOff(image, pullError string) RevisionFault {
-	return func(rs *servingv1.RevisionStatus) {
+	return func(rs *knservingv1.RevisionStatus) {
 		rs.MarkResourcesAvailableFalse("ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q: %s", image, pullError))
 	}
 }
@@ -45,17 +48,17 @@ func ImagePullBackOff(image, pullError string) RevisionFault {
 // message wraps the registry's error as the revision reconciler's
 // background resolver does.
 func ContainerMissing(image, resolveError string) RevisionFault {
-	return func(rs *servingv1.RevisionStatus) {
-		msg := servingv1.RevisionContainerMissingMessage(image, "failed to resolve image to digest") + ": " + resolveError
-		rs.MarkContainerHealthyFalse(servingv1.ReasonContainerMissing, msg)
+	return func(rs *knservingv1.RevisionStatus) {
+		msg := knservingv1.RevisionContainerMissingMessage(image, "failed to resolve image to digest") + ": " + resolveError
+		rs.MarkContainerHealthyFalse(knservingv1.ReasonContainerMissing, msg)
 	}
 }
 
 // ProgressDeadline is a Revision whose pods never reached their initial
 // scale, such as pods a ResourceQuota refuses.
 func ProgressDeadline() RevisionFault {
-	return func(rs *servingv1.RevisionStatus) {
-		rs.MarkResourcesAvailableFalse(servingv1.ReasonProgressDeadlineExceeded, "Initial scale was never achieved")
+	return func(rs *knservingv1.RevisionStatus) {
+		rs.MarkResourcesAvailableFalse(knservingv1.ReasonProgressDeadlineExceeded, "Initial scale was never achieved")
 	}
 }
 
@@ -172,7 +175,7 @@ func Roll(svc *servingv1.Service, fault RevisionFault) *servingv1.Revision {
 // the Route and leaves the traffic it routed before.
 func settle(svc *servingv1.Service, rev *servingv1.Revision, exists func(string) bool) {
 	revReady := rev.Status.GetCondition(apis.ConditionReady)
-	cfg := servingv1.ConfigurationStatus{}
+	cfg := knservingv1.ConfigurationStatus{}
 	cfg.InitializeConditions()
 	cfg.LatestReadyRevisionName = svc.Status.LatestReadyRevisionName
 	cfg.SetLatestCreatedRevisionName(rev.Name)
@@ -184,11 +187,11 @@ func settle(svc *servingv1.Service, rev *servingv1.Revision, exists func(string)
 	}
 
 	u := serviceURL(svc, svc.Name)
-	route := servingv1.RouteStatus{}
+	route := knservingv1.RouteStatus{}
 	route.InitializeConditions()
 	route.URL = u
 	route.Address = &duckv1.Addressable{URL: u}
-	route.Traffic = svc.Status.Traffic
+	route.Traffic = *knativetest.As[[]knservingv1.TrafficTarget](svc.Status.Traffic)
 	if targets, fail := routeTraffic(svc, cfg.LatestReadyRevisionName, exists); fail != nil {
 		fail(&route)
 	} else {
@@ -196,14 +199,15 @@ func settle(svc *servingv1.Service, rev *servingv1.Revision, exists func(string)
 		route.MarkTrafficAssigned()
 		ingress := netv1alpha1.IngressStatus{Status: duckv1.Status{Conditions: duckv1.Conditions{{Type: apis.ConditionReady, Status: corev1.ConditionTrue}}}}
 		route.PropagateIngressStatus(ingress)
-		route.MarkTLSNotEnabled(servingv1.ExternalDomainTLSNotEnabledMessage)
+		route.MarkTLSNotEnabled(knservingv1.ExternalDomainTLSNotEnabledMessage)
 	}
 
-	svc.Status = servingv1.ServiceStatus{}
-	svc.Status.InitializeConditions()
-	svc.Status.ObservedGeneration = svc.Generation
-	svc.Status.PropagateConfigurationStatus(&cfg)
-	svc.Status.PropagateRouteStatus(&route)
+	st := knservingv1.ServiceStatus{}
+	st.InitializeConditions()
+	st.ObservedGeneration = svc.Generation
+	st.PropagateConfigurationStatus(&cfg)
+	st.PropagateRouteStatus(&route)
+	svc.Status = *knativetest.As[servingv1.ServiceStatus](st)
 }
 
 // routeTraffic resolves a Service's traffic as Knative's Route reconciler
@@ -212,23 +216,23 @@ func settle(svc *servingv1.Service, rev *servingv1.Revision, exists func(string)
 // tag template. Without traffic the Service's Route sends all of it to the
 // latest. A target it cannot resolve returns how it marks the Route
 // instead.
-func routeTraffic(svc *servingv1.Service, latestReady string, exists func(string) bool) ([]servingv1.TrafficTarget, func(*servingv1.RouteStatus)) {
+func routeTraffic(svc *servingv1.Service, latestReady string, exists func(string) bool) ([]knservingv1.TrafficTarget, func(*knservingv1.RouteStatus)) {
 	spec := svc.Spec.Traffic
 	if len(spec) == 0 {
 		spec = []servingv1.TrafficTarget{{LatestRevision: ptr.To(true), Percent: ptr.To[int64](100)}}
 	}
-	var out []servingv1.TrafficTarget
+	var out []knservingv1.TrafficTarget
 	for _, t := range spec {
 		name := t.RevisionName
 		switch {
 		case name == "" && latestReady == "":
-			return nil, func(rs *servingv1.RouteStatus) { rs.MarkConfigurationFailed(svc.Name) }
+			return nil, func(rs *knservingv1.RouteStatus) { rs.MarkConfigurationFailed(svc.Name) }
 		case name == "":
 			name = latestReady
 		case !exists(name):
-			return nil, func(rs *servingv1.RouteStatus) { rs.MarkMissingTrafficTarget("Revision", t.RevisionName) }
+			return nil, func(rs *knservingv1.RouteStatus) { rs.MarkMissingTrafficTarget("Revision", t.RevisionName) }
 		}
-		target := servingv1.TrafficTarget{Tag: t.Tag, RevisionName: name, Percent: t.Percent, LatestRevision: ptr.To(t.RevisionName == "")}
+		target := knservingv1.TrafficTarget{Tag: t.Tag, RevisionName: name, Percent: t.Percent, LatestRevision: ptr.To(t.RevisionName == "")}
 		if t.Tag != "" {
 			target.URL = serviceURL(svc, t.Tag+"-"+svc.Name)
 		}
@@ -257,7 +261,8 @@ func RollEach(svc *servingv1.Service, faults ...RevisionFault) *servingv1.Revisi
 
 // revision is the Revision the Configuration controller creates for its
 // generation of the Service's template, with the status the revision
-// reconciler writes: Ready, or failed with the fault.
+// reconciler writes with Knative's own methods: Ready, or failed with the
+// fault.
 func revision(svc *servingv1.Service, generation int64, fault RevisionFault) *servingv1.Revision {
 	lbls := maps.Clone(svc.Spec.Template.Labels)
 	if lbls == nil {
@@ -274,13 +279,15 @@ func revision(svc *servingv1.Service, generation int64, fault RevisionFault) *se
 		},
 		Spec: svc.Spec.Template.Spec,
 	}
-	rev.Status.InitializeConditions()
+	st := knservingv1.RevisionStatus{}
+	st.InitializeConditions()
 	if fault != nil {
-		fault(&rev.Status)
-		return rev
+		fault(&st)
+	} else {
+		st.MarkResourcesAvailableTrue()
+		st.MarkContainerHealthyTrue()
+		st.MarkActiveTrue()
 	}
-	rev.Status.MarkResourcesAvailableTrue()
-	rev.Status.MarkContainerHealthyTrue()
-	rev.Status.MarkActiveTrue()
+	rev.Status = *knativetest.As[servingv1.RevisionStatus](st)
 	return rev
 }
