@@ -2,12 +2,15 @@ package clients
 
 import (
 	"encoding/json"
+	"reflect"
+	"strconv"
 	"testing"
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	toolscache "k8s.io/client-go/tools/cache"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 )
 
@@ -111,5 +114,126 @@ func TestTransformCompactSharesStrings(t *testing.T) {
 	}
 	if a.ManagedFields != nil {
 		t.Errorf("managed fields kept: %v", a.ManagedFields)
+	}
+}
+
+// TestTransformCompactSharesPodLabels checks that a Service's pods hold the
+// Service's own label map when their labels are the same, and a map of
+// their own, with their own labels, when they are not.
+func TestTransformCompactSharesPodLabels(t *testing.T) {
+	cases := map[string]struct {
+		reason    string
+		visible   bool
+		wantOne   bool
+		wantPods  map[string]string
+		wantLabel map[string]string
+	}{
+		"Same": {
+			reason:    "Pods labelled as their Service need no map of their own.",
+			wantOne:   true,
+			wantPods:  map[string]string{"app.kubernetes.io/managed-by": "provider-knative-lambda", "app.kubernetes.io/name": "hello"},
+			wantLabel: map[string]string{"app.kubernetes.io/managed-by": "provider-knative-lambda", "app.kubernetes.io/name": "hello"},
+		},
+		"ServiceOnly": {
+			reason:    "A label only the Service carries, such as its visibility, must not reach its pods.",
+			visible:   true,
+			wantPods:  map[string]string{"app.kubernetes.io/managed-by": "provider-knative-lambda", "app.kubernetes.io/name": "hello"},
+			wantLabel: map[string]string{"app.kubernetes.io/managed-by": "provider-knative-lambda", "app.kubernetes.io/name": "hello", servingv1.VisibilityLabelKey: servingv1.VisibilityClusterLocal},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := decodedService(t)
+			if tc.visible {
+				s.Labels[servingv1.VisibilityLabelKey] = servingv1.VisibilityClusterLocal
+			}
+			if _, err := TransformCompact()(s); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.wantLabel, s.Labels); diff != "" {
+				t.Errorf("%s\nService labels: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(tc.wantPods, s.Spec.Template.Labels); diff != "" {
+				t.Errorf("%s\npod labels: -want, +got:\n%s", tc.reason, diff)
+			}
+			if one := oneMap(s.Labels, s.Spec.Template.Labels); one != tc.wantOne {
+				t.Errorf("%s\nService and pods share one label map: want %t, got %t", tc.reason, tc.wantOne, one)
+			}
+		})
+	}
+}
+
+// usageJSON is a ProviderConfigUsage of the provider config pc.
+func usageJSON(t *testing.T, name, pc string) *v1alpha1.ProviderConfigUsage {
+	t.Helper()
+	u := &v1alpha1.ProviderConfigUsage{}
+	raw := `{"apiVersion": "lambda.m.crossplane.io/v1alpha1", "kind": "ProviderConfigUsage",
+  "metadata": {"name": "` + name + `", "namespace": "team", "labels": {"crossplane.io/provider-config": "` + pc + `", "crossplane.io/provider-config-kind": "ProviderConfig"}}}`
+	if err := json.Unmarshal([]byte(raw), u); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// oneMap is true when a and b are one map, not two of the same content.
+func oneMap(a, b map[string]string) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// TestTransformCompactSharesUsageLabels decodes usages as their watch
+// would, one at a time, and checks that the usages of one provider config
+// share one label map after the transform, and those of another do not.
+func TestTransformCompactSharesUsageLabels(t *testing.T) {
+	transform := TransformCompact()
+	usages := map[string]*v1alpha1.ProviderConfigUsage{
+		"a1": usageJSON(t, "a1", "default"),
+		"a2": usageJSON(t, "a2", "default"),
+		"b1": usageJSON(t, "b1", "remote"),
+	}
+	for _, name := range []string{"a1", "b1", "a2"} {
+		if _, err := transform(usages[name]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := map[string]struct {
+		reason string
+		x, y   string
+		want   bool
+	}{
+		"SameConfig":  {reason: "The usages of one provider config carry one label set; one map serves them.", x: "a1", y: "a2", want: true},
+		"OtherConfig": {reason: "A usage of another provider config keeps its own labels.", x: "a1", y: "b1", want: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			x, y := usages[tc.x], usages[tc.y]
+			if got := oneMap(x.Labels, y.Labels); got != tc.want {
+				t.Errorf("%s\n%s and %s share one label map: want %t, got %t", tc.reason, tc.x, tc.y, tc.want, got)
+			}
+			if diff := cmp.Diff(usageJSON(t, tc.y, y.Labels["crossplane.io/provider-config"]).Labels, y.Labels); diff != "" {
+				t.Errorf("%s\n%s's labels: -want, +got:\n%s", tc.reason, tc.y, diff)
+			}
+		})
+	}
+}
+
+func TestLabelSetsStartAgainWhenFull(t *testing.T) {
+	s := &labelSets{}
+	first := map[string]string{"set": "0"}
+	if got := s.shared(first); !oneMap(got, first) {
+		t.Fatal("the first set was not kept as it came")
+	}
+	for i := 1; i < maxLabelSets; i++ {
+		s.shared(map[string]string{"set": strconv.Itoa(i)})
+	}
+	if got := s.shared(map[string]string{"set": "0"}); !oneMap(got, first) {
+		t.Error("a set decoded again while held was not given the kept map")
+	}
+	s.shared(map[string]string{"set": "full"})
+	again := map[string]string{"set": "0"}
+	if got := s.shared(again); !oneMap(got, again) {
+		t.Errorf("after %d sets, the first was still held; want the sets to start again, bounded", maxLabelSets)
+	}
+	if len(s.sets) > maxLabelSets {
+		t.Errorf("holds %d sets, want at most %d", len(s.sets), maxLabelSets)
 	}
 }
