@@ -163,8 +163,9 @@ func TestTransformCompactSharesPodLabels(t *testing.T) {
 	}
 }
 
-// usageJSON is a ProviderConfigUsage of the provider config pc.
-func usageJSON(t *testing.T, name, pc string) *v1alpha1.ProviderConfigUsage {
+// decodedUsage is a ProviderConfigUsage of the provider config pc, as the
+// API server sends it.
+func decodedUsage(t *testing.T, name, pc string) *v1alpha1.ProviderConfigUsage {
 	t.Helper()
 	u := &v1alpha1.ProviderConfigUsage{}
 	raw := `{"apiVersion": "lambda.m.crossplane.io/v1alpha1", "kind": "ProviderConfigUsage",
@@ -185,10 +186,10 @@ func oneMap(a, b map[string]string) bool {
 // share one label map after the transform, and those of another do not.
 func TestTransformCompactSharesUsageLabels(t *testing.T) {
 	transform := TransformCompact()
-	usages := map[string]*v1alpha1.ProviderConfigUsage{
-		"a1": usageJSON(t, "a1", "default"),
-		"a2": usageJSON(t, "a2", "default"),
-		"b1": usageJSON(t, "b1", "remote"),
+	configOf := map[string]string{"a1": "default", "a2": "default", "b1": "remote"}
+	usages := map[string]*v1alpha1.ProviderConfigUsage{}
+	for name, pc := range configOf {
+		usages[name] = decodedUsage(t, name, pc)
 	}
 	for _, name := range []string{"a1", "b1", "a2"} {
 		if _, err := transform(usages[name]); err != nil {
@@ -209,7 +210,7 @@ func TestTransformCompactSharesUsageLabels(t *testing.T) {
 			if got := oneMap(x.Labels, y.Labels); got != tc.want {
 				t.Errorf("%s\n%s and %s share one label map: want %t, got %t", tc.reason, tc.x, tc.y, tc.want, got)
 			}
-			if diff := cmp.Diff(usageJSON(t, tc.y, y.Labels["crossplane.io/provider-config"]).Labels, y.Labels); diff != "" {
+			if diff := cmp.Diff(decodedUsage(t, tc.y, configOf[tc.y]).Labels, y.Labels); diff != "" {
 				t.Errorf("%s\n%s's labels: -want, +got:\n%s", tc.reason, tc.y, diff)
 			}
 		})
