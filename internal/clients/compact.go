@@ -2,9 +2,10 @@ package clients
 
 import (
 	"maps"
-	"sync"
 	"unique"
 
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -15,17 +16,20 @@ import (
 )
 
 // TransformCompact keeps a cached object without its managed fields (see
-// TargetCacheOptions) and with one copy of each string its objects' metadata
-// repeat. A decoded object holds its own copy of every label key and value,
-// annotation key, finalizer and owner's kind: each function's Service,
-// LambdaFunction and ProviderConfigUsage carry the same few dozen, at rest,
-// for as long as the provider runs. Annotation values, mostly hashes and
-// times that no two objects share, are left as they are. Label maps that
-// objects repeat whole are kept once too: a Service's pods', and those of
-// the usages of one provider config.
+// TargetCacheOptions) and with one copy of what its objects repeat. A
+// decoded object holds its own copy of every label key and value,
+// annotation key, finalizer, owner's kind and condition word: each
+// function's Service, LambdaFunction and ProviderConfigUsage carry the same
+// few dozen, at rest, for as long as the provider runs. Annotation values,
+// mostly hashes and times that no two objects share, are left as they are,
+// and so is a label value that is the object's own name. Label maps that
+// objects repeat whole are kept once too, a Service's pods', and those of
+// the usages of one provider config, and so are the parts of a Service
+// that render writes alike for every function (see compactService).
 func TransformCompact() toolscache.TransformFunc {
 	strip := cache.TransformStripManagedFields()
-	usages := &labelSets{}
+	usages := newKept(maps.Equal[map[string]string])
+	services := newServiceParts()
 	return func(in any) (any, error) {
 		in, err := strip(in)
 		if err != nil {
@@ -37,73 +41,49 @@ func TransformCompact() toolscache.TransformFunc {
 			// watch was down; it is not kept.
 			return in, nil //nolint:nilerr // Passed on as it came.
 		}
-		compactMeta(o)
+		compactMeta(o, o.GetName())
 		switch t := in.(type) {
 		case *servingv1.Service:
-			compactPods(t)
+			services.compact(t)
 		case *v1alpha1.ProviderConfigUsage:
 			// The usages of one provider config carry the same labels,
 			// its name and kind, and every resource has a usage.
-			t.Labels = usages.shared(t.Labels)
+			if len(t.Labels) > 0 {
+				t.Labels = usages.shared(t.Labels)
+			}
+		case *v1alpha1.LambdaFunction:
+			compactConditions(t.Status.Conditions)
+		case *v1alpha1.LambdaAgent:
+			compactConditions(t.Status.Conditions)
 		}
 		return in, nil
 	}
 }
 
-// maxLabelSets bounds how many label sets a labelSets keeps.
-const maxLabelSets = 64
-
-// A labelSets keeps one map for each set of labels that many cached objects
-// carry, so that they share it. Once it holds maxLabelSets it starts again:
-// a set it no longer holds is kept anew the next time one is decoded.
-type labelSets struct {
-	mu   sync.Mutex
-	sets []map[string]string
-}
-
-// shared is the map kept for the labels l holds, which becomes l when none
-// is.
-func (s *labelSets) shared(l map[string]string) map[string]string {
-	if len(l) == 0 {
-		return l
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, kept := range s.sets {
-		if maps.Equal(kept, l) {
-			return kept
-		}
-	}
-	if len(s.sets) == maxLabelSets {
-		clear(s.sets)
-		s.sets = s.sets[:0]
-	}
-	s.sets = append(s.sets, l)
-	return l
-}
-
-// compactPods compacts a Service's pod metadata, whose labels are most
-// often its own: then the pods' are the Service's map, one map fewer a
-// Service. Reads from the cache get deep copies, and nothing writes to a
-// cached object, so two fields may share a map there.
-func compactPods(s *servingv1.Service) {
-	pods := &s.Spec.Template.ObjectMeta
-	same := len(pods.Labels) > 0 && maps.Equal(pods.Labels, s.Labels)
-	if same {
-		// compactMeta would make them a map of their own.
-		pods.Labels = nil
-	}
-	compactMeta(pods)
-	if same {
-		pods.Labels = s.Labels
+// compactConditions points a managed resource's condition words at one
+// copy each; messages are its own.
+func compactConditions(cs []xpv2.Condition) {
+	for i := range cs {
+		c := &cs[i]
+		c.Type = xpv2.ConditionType(canonical(string(c.Type)))
+		c.Status = corev1.ConditionStatus(canonical(string(c.Status)))
+		c.Reason = xpv2.ConditionReason(canonical(string(c.Reason)))
 	}
 }
 
-// compactMeta points o's shared strings at one copy each.
-func compactMeta(o metav1.Object) {
+// compactMeta points o's shared strings at one copy each. A label value
+// that is name, the name of o or of the object whose pods o describes,
+// becomes that name's string: it is one object's own, and a copy kept for
+// every object would cost more than the copy it saves.
+func compactMeta(o metav1.Object, name string) {
 	o.SetNamespace(canonical(o.GetNamespace()))
 	if l := o.GetLabels(); len(l) > 0 {
-		o.SetLabels(canonicalKeys(l, canonical))
+		o.SetLabels(canonicalKeys(l, func(v string) string {
+			if v == name {
+				return name
+			}
+			return canonical(v)
+		}))
 	}
 	if a := o.GetAnnotations(); len(a) > 0 {
 		o.SetAnnotations(canonicalKeys(a, func(v string) string { return v }))

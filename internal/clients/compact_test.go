@@ -2,13 +2,18 @@ package clients
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	toolscache "k8s.io/client-go/tools/cache"
+	"knative.dev/pkg/apis"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
@@ -26,7 +31,23 @@ const serviceJSON = `{
     "ownerReferences": [{"apiVersion": "lambda.m.crossplane.io/v1alpha1", "kind": "LambdaFunction", "name": "hello", "uid": "u1"}],
     "managedFields": [{"manager": "provider-knative-lambda", "operation": "Apply"}]
   },
-  "spec": {"template": {"metadata": {"labels": {"app.kubernetes.io/managed-by": "provider-knative-lambda", "app.kubernetes.io/name": "hello"}}}}
+  "spec": {"template": {
+    "metadata": {"labels": {"app.kubernetes.io/managed-by": "provider-knative-lambda", "app.kubernetes.io/name": "hello"}},
+    "spec": {"containers": [{
+      "name": "function", "image": "ghcr.io/acme/hello:v1",
+      "env": [{"name": "LAMBDA_SOURCE", "value": "/lambda/team/hello"}],
+      "ports": [{"containerPort": 8080, "name": "http1", "protocol": "TCP"}],
+      "readinessProbe": {"tcpSocket": {"port": 8080}},
+      "resources": {"limits": {"cpu": "1", "memory": "256Mi"}},
+      "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}, "runAsNonRoot": true, "seccompProfile": {"type": "RuntimeDefault"}}
+    }]}
+  }},
+  "status": {
+    "url": "http://hello.team.example.com", "address": {"url": "http://hello.team.example.com"},
+    "latestCreatedRevisionName": "hello-00001", "latestReadyRevisionName": "hello-00001",
+    "traffic": [{"latestRevision": true, "percent": 100, "revisionName": "hello-00001"}],
+    "conditions": [{"lastTransitionTime": "2026-11-26T08:35:46Z", "status": "True", "type": "Ready"}]
+  }
 }`
 
 func decodedService(t *testing.T) *servingv1.Service {
@@ -98,7 +119,7 @@ func TestTransformCompactSharesStrings(t *testing.T) {
 		"label key":          {keyOf(a.Labels, "app.kubernetes.io/managed-by"), keyOf(b.Labels, "app.kubernetes.io/managed-by")},
 		"label value":        {a.Labels["app.kubernetes.io/managed-by"], b.Labels["app.kubernetes.io/managed-by"]},
 		"pod label key":      {keyOf(a.Spec.Template.Labels, "app.kubernetes.io/name"), keyOf(b.Labels, "app.kubernetes.io/name")},
-		"pod label value":    {a.Spec.Template.Labels["app.kubernetes.io/name"], b.Labels["app.kubernetes.io/name"]},
+		"pod label value":    {a.Spec.Template.Labels["app.kubernetes.io/managed-by"], b.Labels["app.kubernetes.io/managed-by"]},
 		"annotation key":     {keyOf(a.Annotations, "lambda.m.crossplane.io/rendered"), keyOf(b.Annotations, "lambda.m.crossplane.io/rendered")},
 		"finalizer":          {a.Finalizers[0], b.Finalizers[0]},
 		"owner's apiVersion": {a.OwnerReferences[0].APIVersion, b.OwnerReferences[0].APIVersion},
@@ -111,6 +132,14 @@ func TestTransformCompactSharesStrings(t *testing.T) {
 	}
 	if same(a.Annotations["lambda.m.crossplane.io/rendered"], b.Annotations["lambda.m.crossplane.io/rendered"]) {
 		t.Error("the two Services share an annotation value; values are hashes and times no two objects share, and are left alone")
+	}
+	for _, s := range []*servingv1.Service{a, b} {
+		if !same(s.Labels["app.kubernetes.io/name"], s.Name) {
+			t.Error("a label value that is the Service's name is a copy of its own, want the name's string")
+		}
+	}
+	if same(a.Labels["app.kubernetes.io/name"], b.Labels["app.kubernetes.io/name"]) {
+		t.Error("the two Services share a label value that is their name; a copy kept for every name costs more than it saves")
 	}
 	if a.ManagedFields != nil {
 		t.Errorf("managed fields kept: %v", a.ManagedFields)
@@ -217,24 +246,161 @@ func TestTransformCompactSharesUsageLabels(t *testing.T) {
 	}
 }
 
-func TestLabelSetsStartAgainWhenFull(t *testing.T) {
-	s := &labelSets{}
+func TestKeptStartsAgainWhenFull(t *testing.T) {
+	k := newKept(maps.Equal[map[string]string])
 	first := map[string]string{"set": "0"}
-	if got := s.shared(first); !oneMap(got, first) {
-		t.Fatal("the first set was not kept as it came")
+	if got := k.shared(first); !oneMap(got, first) {
+		t.Fatal("the first value was not kept as it came")
 	}
-	for i := 1; i < maxLabelSets; i++ {
-		s.shared(map[string]string{"set": strconv.Itoa(i)})
+	for i := 1; i < maxKept; i++ {
+		k.shared(map[string]string{"set": strconv.Itoa(i)})
 	}
-	if got := s.shared(map[string]string{"set": "0"}); !oneMap(got, first) {
-		t.Error("a set decoded again while held was not given the kept map")
+	if got := k.shared(map[string]string{"set": "0"}); !oneMap(got, first) {
+		t.Error("a value decoded again while held was not given the kept one")
 	}
-	s.shared(map[string]string{"set": "full"})
+	k.shared(map[string]string{"set": "full"})
 	again := map[string]string{"set": "0"}
-	if got := s.shared(again); !oneMap(got, again) {
-		t.Errorf("after %d sets, the first was still held; want the sets to start again, bounded", maxLabelSets)
+	if got := k.shared(again); !oneMap(got, again) {
+		t.Errorf("after %d values, the first was still held; want the table to start again, bounded", maxKept)
 	}
-	if len(s.sets) > maxLabelSets {
-		t.Errorf("holds %d sets, want at most %d", len(s.sets), maxLabelSets)
+	if len(k.items) > maxKept {
+		t.Errorf("holds %d values, want at most %d", len(k.items), maxKept)
+	}
+}
+
+// TestTransformCompactSharesServiceParts decodes two Services as their
+// watch would, the second changed as each case says, and checks which
+// parts of their containers they share after the transform, and that each
+// still holds what it was sent.
+func TestTransformCompactSharesServiceParts(t *testing.T) {
+	type shared struct{ Security, Probe, Ports, Limits bool }
+	cases := map[string]struct {
+		reason string
+		change func(c *corev1.Container)
+		want   shared
+	}{
+		"Alike": {
+			reason: "Parts that render writes alike for every function are kept once.",
+			change: func(*corev1.Container) {},
+			want:   shared{Security: true, Probe: true, Ports: true, Limits: true},
+		},
+		"OtherSecurity": {
+			reason: "A container whose security context differs keeps its own.",
+			change: func(c *corev1.Container) { c.SecurityContext.RunAsNonRoot = nil },
+			want:   shared{Probe: true, Ports: true, Limits: true},
+		},
+		"OtherEncoding": {
+			reason: "1000m is the quantity 1 but not its encoding; the cache must hold what the API server sent.",
+			change: func(c *corev1.Container) { c.Resources.Limits[corev1.ResourceCPU] = resource.MustParse("1000m") },
+			want:   shared{Security: true, Probe: true, Ports: true},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			transform := TransformCompact()
+			a, b := decodedService(t), decodedService(t)
+			tc.change(&b.Spec.Template.Spec.Containers[0])
+			wantB := b.DeepCopy()
+			wantB.ManagedFields = nil
+			for _, s := range []*servingv1.Service{a, b} {
+				if _, err := transform(s); err != nil {
+					t.Fatal(err)
+				}
+			}
+			ca, cb := a.Spec.Template.Spec.Containers[0], b.Spec.Template.Spec.Containers[0]
+			got := shared{
+				Security: ca.SecurityContext == cb.SecurityContext,
+				Probe:    ca.ReadinessProbe == cb.ReadinessProbe,
+				Ports:    &ca.Ports[0] == &cb.Ports[0],
+				Limits:   reflect.ValueOf(ca.Resources.Limits).UnsafePointer() == reflect.ValueOf(cb.Resources.Limits).UnsafePointer(),
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\nshared parts: -want, +got:\n%s", tc.reason, diff)
+			}
+			if diff := cmp.Diff(encoded(t, wantB), encoded(t, b)); diff != "" {
+				t.Errorf("%s\nthe second Service as it encodes: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// encoded is o's JSON, which tells apart what semantic equality does not.
+func encoded(t *testing.T, o any) string {
+	t.Helper()
+	b, err := json.Marshal(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestTransformCompactSharesWithinStatus checks that a Service's status
+// holds its URL once when its address is that URL, and its own address
+// when not, and one copy of the name of the Revision that is both latest
+// and ready.
+func TestTransformCompactSharesWithinStatus(t *testing.T) {
+	cases := map[string]struct {
+		reason  string
+		address string
+		wantOne bool
+	}{
+		"AddressIsURL": {reason: "The address Knative writes is most often the URL.", address: "http://hello.team.example.com", wantOne: true},
+		"OtherAddress": {reason: "An address other than the URL stays its own.", address: "http://hello.team.svc.cluster.local"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			s := decodedService(t)
+			s.Status.Address.URL = apis.HTTP(strings.TrimPrefix(tc.address, "http://"))
+			want := s.DeepCopy()
+			want.ManagedFields = nil
+			if _, err := TransformCompact()(s); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, s); diff != "" {
+				t.Errorf("%s\n-want, +got:\n%s", tc.reason, diff)
+			}
+			if one := s.Status.Address.URL == s.Status.URL; one != tc.wantOne {
+				t.Errorf("%s\naddress and URL are one: want %t, got %t", tc.reason, tc.wantOne, one)
+			}
+			st := s.Status
+			if unsafe.StringData(st.LatestCreatedRevisionName) != unsafe.StringData(st.LatestReadyRevisionName) || //nolint:gosec // Only compares addresses.
+				unsafe.StringData(st.Traffic[0].RevisionName) != unsafe.StringData(st.LatestReadyRevisionName) { //nolint:gosec // Only compares addresses.
+				t.Errorf("%s\nthe latest Revision's name is held more than once", tc.reason)
+			}
+		})
+	}
+}
+
+// TestTransformCompactSharesConditionWords checks that two functions hold
+// one copy of each word of their conditions, and their own messages.
+func TestTransformCompactSharesConditionWords(t *testing.T) {
+	decoded := func() *v1alpha1.LambdaFunction {
+		f := &v1alpha1.LambdaFunction{}
+		raw := `{"metadata": {"name": "hello", "namespace": "team"}, "status": {"conditions": [
+  {"type": "Ready", "status": "False", "reason": "Creating", "message": "Service hello is not ready", "lastTransitionTime": "2026-11-26T08:35:46Z"}]}}`
+		if err := json.Unmarshal([]byte(raw), f); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	a, b := decoded(), decoded()
+	transform := TransformCompact()
+	for _, f := range []*v1alpha1.LambdaFunction{a, b} {
+		if _, err := transform(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(decoded().Status, b.Status); diff != "" {
+		t.Errorf("status: -want, +got:\n%s", diff)
+	}
+	ca, cb := a.Status.Conditions[0], b.Status.Conditions[0]
+	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) } //nolint:gosec // Only compares addresses.
+	for what, pair := range map[string][2]string{"type": {string(ca.Type), string(cb.Type)}, "status": {string(ca.Status), string(cb.Status)}, "reason": {string(ca.Reason), string(cb.Reason)}} {
+		if !same(pair[0], pair[1]) {
+			t.Errorf("the two functions hold two copies of the condition %s %q, want one", what, pair[0])
+		}
+	}
+	if same(ca.Message, cb.Message) {
+		t.Error("the two functions share a condition message; messages are their own")
 	}
 }
