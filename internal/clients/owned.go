@@ -20,14 +20,33 @@ const IndexOwner = "lambda.m.crossplane.io/owner"
 // OwnerKey is a resource's key in IndexOwner: its kind and name.
 func OwnerKey(kind, name string) string { return kind + "/" + name }
 
-// ownerOf is the key of the resource whose labels o carries; none when
-// render did not make o.
-func ownerOf(o client.Object) []string {
-	l := o.GetLabels()
-	if l[render.LabelManagedBy] != render.ManagedBy || l[render.LabelKind] == "" || l[render.LabelResource] == "" {
-		return nil
+// ownerIndexName is IndexOwner's name among an informer's indexes: the name
+// controller-runtime's cache looks up for a List that matches the field
+// (client.MatchingFields), under a key that is the namespace listed in, a
+// slash and the value. Its own IndexField keys each object a second time,
+// for a List across all namespaces: a set of one key an object, a third
+// of what a function keeps in the indexes, for a List the provider never
+// makes. So IndexOwner holds only the first key, and a List through it must
+// name the namespace (client.InNamespace).
+const ownerIndexName = "field:" + IndexOwner
+
+// ownerIndex is the key of an object in IndexOwner: its namespace and the
+// key of the resource whose labels it carries; none when render did not
+// make it.
+func ownerIndex(obj any) ([]string, error) {
+	o, ok := obj.(client.Object)
+	if !ok || !rendered(o) {
+		return nil, nil
 	}
-	return []string{OwnerKey(l[render.LabelKind], l[render.LabelResource])}
+	l := o.GetLabels()
+	return []string{o.GetNamespace() + "/" + OwnerKey(l[render.LabelKind], l[render.LabelResource])}, nil
+}
+
+// rendered is true of an object whose labels say render made it for a
+// resource.
+func rendered(o client.Object) bool {
+	l := o.GetLabels()
+	return l[render.LabelManagedBy] == render.ManagedBy && l[render.LabelKind] != "" && l[render.LabelResource] != ""
 }
 
 // A WakeFn is told of a resource whose object in a target cluster changed.
@@ -47,7 +66,6 @@ type Owned struct {
 
 // Informers are what FollowOwned needs of a cache.
 type Informers interface {
-	client.FieldIndexer
 	GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error)
 }
 
@@ -58,15 +76,16 @@ type Informers interface {
 func FollowOwned(ctx context.Context, c Informers, o Owned) map[string]bool {
 	indexed := map[string]bool{}
 	for kind, obj := range o.Kinds {
-		indexed[kind] = c.IndexField(ctx, obj, IndexOwner, ownerOf) == nil
+		// As the cache's own IndexField asks for an informer: without
+		// waiting for it to sync.
+		inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+		indexed[kind] = err == nil && inf.AddIndexers(toolscache.Indexers{ownerIndexName: ownerIndex}) == nil
 		if !indexed[kind] || o.Wake == nil {
 			continue
 		}
 		// An informer that cannot take a handler has stopped with its
 		// cache; the next reconcile asks for a new one.
-		if inf, err := c.GetInformer(ctx, obj); err == nil {
-			_, _ = inf.AddEventHandler(wakeOwner(o.Wake))
-		}
+		_, _ = inf.AddEventHandler(wakeOwner(o.Wake))
 	}
 	return indexed
 }
@@ -97,7 +116,7 @@ func wakeOwner(wake WakeFn) toolscache.ResourceEventHandlerFuncs {
 
 // wakeOf wakes the resource whose labels o carries, if render made o.
 func wakeOf(wake WakeFn, o client.Object) {
-	if ownerOf(o) == nil {
+	if !rendered(o) {
 		return
 	}
 	l := o.GetLabels()

@@ -15,32 +15,40 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
-// informers record what is indexed and which handlers are added; kinds in
-// refuse are not served.
+// informers record which indexes and handlers are added; kinds in refuse
+// are not served.
 type informers struct {
 	refuse   map[string]bool
-	fns      map[string]client.IndexerFunc
+	indexes  map[string]toolscache.IndexFunc
 	handlers map[string]toolscache.ResourceEventHandler
 }
 
 func kindOf(o client.Object) string { return o.GetAnnotations()["kind"] }
 
-func (f *informers) IndexField(_ context.Context, o client.Object, field string, fn client.IndexerFunc) error {
-	if f.refuse[kindOf(o)] {
-		return errors.New("no matches for kind " + kindOf(o))
-	}
-	f.fns[kindOf(o)+" "+field] = fn
-	return nil
-}
-
 func (f *informers) GetInformer(_ context.Context, o client.Object, _ ...cache.InformerGetOption) (cache.Informer, error) {
-	return informer{add: func(h toolscache.ResourceEventHandler) { f.handlers[kindOf(o)] = h }}, nil
+	if f.refuse[kindOf(o)] {
+		return nil, errors.New("no matches for kind " + kindOf(o))
+	}
+	return informer{
+		index: func(ix toolscache.Indexers) {
+			for name, fn := range ix {
+				f.indexes[kindOf(o)+" "+name] = fn
+			}
+		},
+		add: func(h toolscache.ResourceEventHandler) { f.handlers[kindOf(o)] = h },
+	}, nil
 }
 
-// An informer takes event handlers; nothing else of it is used.
+// An informer takes indexes and event handlers; nothing else of it is used.
 type informer struct {
 	cache.Informer
-	add func(toolscache.ResourceEventHandler)
+	index func(toolscache.Indexers)
+	add   func(toolscache.ResourceEventHandler)
+}
+
+func (i informer) AddIndexers(ix toolscache.Indexers) error {
+	i.index(ix)
+	return nil
 }
 
 func (i informer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache.ResourceEventHandlerRegistration, error) {
@@ -55,7 +63,7 @@ func followed(t *testing.T, wake WakeFn) *informers {
 	kind := func(k string) client.Object {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"kind": k}}}
 	}
-	f := &informers{refuse: map[string]bool{"PingSource": true}, fns: map[string]client.IndexerFunc{}, handlers: map[string]toolscache.ResourceEventHandler{}}
+	f := &informers{refuse: map[string]bool{"PingSource": true}, indexes: map[string]toolscache.IndexFunc{}, handlers: map[string]toolscache.ResourceEventHandler{}}
 	got := FollowOwned(context.Background(), f, Owned{Kinds: map[string]client.Object{"Service": kind("Service"), "PingSource": kind("PingSource")}, Wake: wake})
 	if diff := cmp.Diff(map[string]bool{"Service": true, "PingSource": false}, got); diff != "" {
 		t.Errorf("FollowOwned(): a kind the cluster does not serve is listed by labels: -want, +got:\n%s", diff)
@@ -64,12 +72,12 @@ func followed(t *testing.T, wake WakeFn) *informers {
 }
 
 func TestFollowOwnedIndexes(t *testing.T) {
-	fn := followed(t, nil).fns["Service "+IndexOwner]
+	fn := followed(t, nil).indexes["Service field:"+IndexOwner]
 	if fn == nil {
 		t.Fatalf("FollowOwned(): no %s index on Services", IndexOwner)
 	}
 	labelled := func(l map[string]string) client.Object {
-		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Labels: l}}
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Labels: l}}
 	}
 	cases := map[string]struct {
 		reason string
@@ -77,9 +85,9 @@ func TestFollowOwnedIndexes(t *testing.T) {
 		want   []string
 	}{
 		"Owned": {
-			reason: "An object render made is indexed under its resource's kind and name.",
+			reason: "An object render made is indexed under its namespace and its resource's kind and name, and not again for a List across namespaces, which the provider never makes.",
 			o:      labelled(map[string]string{render.LabelManagedBy: render.ManagedBy, render.LabelKind: "LambdaFunction", render.LabelResource: "hello"}),
-			want:   []string{OwnerKey("LambdaFunction", "hello")},
+			want:   []string{"team/" + OwnerKey("LambdaFunction", "hello")},
 		},
 		"NotOurs": {
 			reason: "An object another manager labelled alike is not indexed.",
@@ -92,7 +100,11 @@ func TestFollowOwnedIndexes(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, fn(tc.o)); diff != "" {
+			got, err := fn(tc.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nthe index's keys: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
