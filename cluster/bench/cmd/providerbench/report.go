@@ -126,24 +126,34 @@ func summarise(w io.Writer, results []*result) {
 // perFunction prints, per provider and size, the medians per function, and
 // the memory at rest each function above the next smaller size added.
 func perFunction(w io.Writer, keys []key, groups map[key][]*result) {
-	fmt.Fprintln(w, "\n| provider | N | source | converged ms per function | API requests per function until Ready | reconciles per function until Ready | steady RSS MiB | KiB at rest per function added since the size before |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "\n| provider | N | source | converged ms per function | API requests per function until Ready | reconciles per function until Ready | steady RSS MiB | KiB at rest per function added since the size before | KiB of live heap per function added since the size before |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
 	last := map[string]key{}
 	for _, k := range keys {
 		rs := groups[k]
 		n := float64(k.n)
-		steady := median(rs, func(r *result) float64 { return float64(r.steadyRSS) })
-		added := "n/a"
+		rss := func(r *result) float64 { return float64(r.steadyRSS) }
+		live := func(r *result) float64 { return r.steadyLive }
+		addedRSS, addedLive := "n/a", "n/a"
 		if prev, ok := last[k.contender+mode(k.inline)]; ok {
-			before := median(groups[prev], func(r *result) float64 { return float64(r.steadyRSS) })
-			added = fmt.Sprintf("%.1f (from N=%d)", (steady-before)/1024/(n-float64(prev.n)), prev.n)
+			addedRSS = added(rs, groups[prev], prev.n, rss)
+			if median(rs, live) >= 0 && median(groups[prev], live) >= 0 {
+				addedLive = added(rs, groups[prev], prev.n, live)
+			}
 		}
 		last[k.contender+mode(k.inline)] = k
-		fmt.Fprintf(w, "| %s | %d | %s | %.1f | %.1f | %.2f | %.0f | %s |\n", k.contender, k.n, mode(k.inline),
+		fmt.Fprintf(w, "| %s | %d | %s | %.1f | %.1f | %.2f | %.0f | %s | %s |\n", k.contender, k.n, mode(k.inline),
 			1000*median(rs, func(r *result) float64 { return r.converged.Seconds() })/n,
 			median(rs, func(r *result) float64 { return r.convergeRequests })/n,
-			median(rs, func(r *result) float64 { return sum(r.convergeReconciles) })/n, steady/mib, added)
+			median(rs, func(r *result) float64 { return sum(r.convergeReconciles) })/n, median(rs, rss)/mib, addedRSS, addedLive)
 	}
+}
+
+// added is the median of bytes over runs, in KiB per function run has
+// above prevN, the size of the runs before.
+func added(runs, before []*result, prevN int, bytes func(*result) float64) string {
+	n := float64(runs[0].n)
+	return fmt.Sprintf("%.1f (from N=%d)", (median(runs, bytes)-median(before, bytes))/1024/(n-float64(prevN)), prevN)
 }
 
 // median is the median of f over runs.

@@ -70,6 +70,10 @@ type result struct {
 	convergeCPU float64
 	peakRSS     uint64
 	steadyRSS   uint64
+	// steadyLive is the heap the collector last marked live at rest, -1
+	// when the provider does not say: RSS less the collector's room (GOGC)
+	// and the executable's pages.
+	steadyLive float64
 	// idleRSS is before the first create, with the provider started.
 	idleRSS uint64
 	// convergeRequests are the API server's requests, reads and writes,

@@ -24,7 +24,13 @@ type snapshot struct {
 	// is a requeue_after.
 	reconcilesBy map[string]float64
 	usage        process.Usage
+	// liveHeap is what the provider's collector last marked live, from Go's
+	// runtime metrics; -1 when the provider does not serve them.
+	liveHeap float64
 }
+
+// liveHeapMetric is Go's /gc/heap/live:bytes as client_golang serves it.
+const liveHeapMetric = "go_gc_heap_live_bytes"
 
 // readVerbs are the API server's names of requests that read. WATCH is left
 // out: a watch is counted once, when it starts.
@@ -80,6 +86,10 @@ func takeSnapshot(ctx context.Context, cfg *rest.Config, c contender, p *process
 		return strings.Contains(l["controller"], c.controller)
 	})
 	s.reconciles = sum(s.reconcilesBy)
+	s.liveHeap = -1
+	if _, ok := prov[liveHeapMetric]; ok {
+		s.liveHeap = prov.Sum(liveHeapMetric, nil)
+	}
 	s.usage, err = p.Usage()
 	return s, err
 }
@@ -100,6 +110,7 @@ func (r *result) steady(before, after snapshot) {
 	r.readResources = increases(before.readResources, after.readResources)
 	r.steadyCPU = after.usage.CPUSeconds - before.usage.CPUSeconds
 	r.steadyRSS = after.usage.RSS
+	r.steadyLive = after.liveHeap
 	r.peakRSS = after.usage.PeakRSS
 }
 
