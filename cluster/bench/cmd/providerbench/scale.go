@@ -284,7 +284,7 @@ func markServicesReady(ctx context.Context, kube client.Client, w *watcher) erro
 	if err := w.List(ctx, svcs); err != nil {
 		return err
 	}
-	cached, err := client.New(w.cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: w}})
+	cached, err := client.New(w.cfg, client.Options{Scheme: scheme, Cache: &client.CacheOptions{Reader: revisionsByService{Reader: w}}})
 	if err != nil {
 		return err
 	}

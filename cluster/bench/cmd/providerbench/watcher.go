@@ -28,6 +28,9 @@ func newWatcher(ctx context.Context, cfg *rest.Config, managed schema.GroupVersi
 	if err != nil {
 		return nil, err
 	}
+	if err := indexRevisions(ctx, c); err != nil {
+		return nil, err
+	}
 	go func() { _ = c.Start(ctx) }()
 	if !c.WaitForCacheSync(ctx) {
 		return nil, errors.New("the benchmark's informers did not sync")
