@@ -25,7 +25,7 @@ import (
 // and so is a label value that is the object's own name. Label maps that
 // objects repeat whole are kept once too, a Service's pods', and those of
 // the usages of one provider config, and so are the parts of a Service
-// that render writes alike for every function (see compactService).
+// that render writes alike for every function (see serviceParts).
 func TransformCompact() toolscache.TransformFunc {
 	strip := cache.TransformStripManagedFields()
 	usages := newKept(maps.Equal[map[string]string])

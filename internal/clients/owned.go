@@ -11,7 +11,7 @@ import (
 )
 
 // IndexOwner is the name of the informer index that finds the objects
-// render made for one resource. Without it a resource's objects are found
+// render made for one resource, within its namespace. Without it a resource's objects are found
 // by a label selector, which the cache answers by matching every object of
 // the namespace: at 10,000 functions in one namespace that matching was two
 // thirds of the provider's CPU.
@@ -24,10 +24,10 @@ func OwnerKey(kind, name string) string { return kind + "/" + name }
 // controller-runtime's cache looks up for a List that matches the field
 // (client.MatchingFields), under a key that is the namespace listed in, a
 // slash and the value. Its own IndexField keys each object a second time,
-// for a List across all namespaces: a set of one key an object, a third
-// of what a function keeps in the indexes, for a List the provider never
-// makes. So IndexOwner holds only the first key, and a List through it must
-// name the namespace (client.InNamespace).
+// for a List across all namespaces: a set of one key an object, nearly
+// half of what a Service takes in its informer's store and indexes, for a
+// List the provider never makes. So IndexOwner holds only the first key,
+// and a List through it must name the namespace (client.InNamespace).
 const ownerIndexName = "field:" + IndexOwner
 
 // ownerIndex is the key of an object in IndexOwner: its namespace and the
