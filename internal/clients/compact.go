@@ -5,7 +5,6 @@ import (
 	"unique"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -48,9 +47,7 @@ func TransformCompact() toolscache.TransformFunc {
 		case *v1alpha1.ProviderConfigUsage:
 			// The usages of one provider config carry the same labels,
 			// its name and kind, and every resource has a usage.
-			if len(t.Labels) > 0 {
-				t.Labels = usages.shared(t.Labels)
-			}
+			t.Labels = usages.shared(t.Labels)
 		case *v1alpha1.LambdaFunction:
 			compactConditions(t.Status.Conditions)
 		case *v1alpha1.LambdaAgent:
@@ -65,9 +62,7 @@ func TransformCompact() toolscache.TransformFunc {
 func compactConditions(cs []xpv2.Condition) {
 	for i := range cs {
 		c := &cs[i]
-		c.Type = xpv2.ConditionType(canonical(string(c.Type)))
-		c.Status = corev1.ConditionStatus(canonical(string(c.Status)))
-		c.Reason = xpv2.ConditionReason(canonical(string(c.Reason)))
+		c.Type, c.Status, c.Reason = canonical(c.Type), canonical(c.Status), canonical(c.Reason)
 	}
 }
 
@@ -114,9 +109,11 @@ func canonicalKeys(m map[string]string, value func(string) string) map[string]st
 
 // canonical is the one copy of s that every cached object shares; the
 // copies decoded are left to the collector.
-func canonical(s string) string {
+func canonical[S ~string](s S) S {
 	if s == "" {
 		return s
 	}
-	return unique.Make(s).Value()
+	// One table for every string type: a condition's type is the same
+	// word as a label's value.
+	return S(unique.Make(string(s)).Value())
 }

@@ -5,7 +5,6 @@ import (
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
-	"knative.dev/pkg/apis"
 
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 )
@@ -53,19 +52,13 @@ func (p *serviceParts) container(c *corev1.Container) {
 	for i := range c.Env {
 		c.Env[i].Name = canonical(c.Env[i].Name)
 	}
-	c.SecurityContext = sharedPtr(p.security, c.SecurityContext)
-	c.ReadinessProbe = sharedPtr(p.probes, c.ReadinessProbe)
-	c.LivenessProbe = sharedPtr(p.probes, c.LivenessProbe)
-	c.StartupProbe = sharedPtr(p.probes, c.StartupProbe)
-	if len(c.Ports) > 0 {
-		c.Ports = p.ports.shared(c.Ports)
-	}
-	if len(c.Resources.Limits) > 0 {
-		c.Resources.Limits = p.resources.shared(c.Resources.Limits)
-	}
-	if len(c.Resources.Requests) > 0 {
-		c.Resources.Requests = p.resources.shared(c.Resources.Requests)
-	}
+	c.SecurityContext = p.security.shared(c.SecurityContext)
+	c.ReadinessProbe = p.probes.shared(c.ReadinessProbe)
+	c.LivenessProbe = p.probes.shared(c.LivenessProbe)
+	c.StartupProbe = p.probes.shared(c.StartupProbe)
+	c.Ports = p.ports.shared(c.Ports)
+	c.Resources.Limits = p.resources.shared(c.Resources.Limits)
+	c.Resources.Requests = p.resources.shared(c.Resources.Requests)
 }
 
 // compactServiceStatus shares within a Service's status what Knative most
@@ -87,10 +80,7 @@ func compactServiceStatus(st *servingv1.ServiceStatus) {
 	}
 	for i := range st.Conditions {
 		c := &st.Conditions[i]
-		c.Type = apis.ConditionType(canonical(string(c.Type)))
-		c.Status = corev1.ConditionStatus(canonical(string(c.Status)))
-		c.Severity = apis.ConditionSeverity(canonical(string(c.Severity)))
-		c.Reason = canonical(c.Reason)
+		c.Type, c.Status, c.Severity, c.Reason = canonical(c.Type), canonical(c.Status), canonical(c.Severity), canonical(c.Reason)
 	}
 }
 

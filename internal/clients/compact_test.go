@@ -404,3 +404,44 @@ func TestTransformCompactSharesConditionWords(t *testing.T) {
 		t.Error("the two functions share a condition message; messages are their own")
 	}
 }
+
+func TestKeptPassesNone(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		shared func() int
+	}{
+		"NilPointer": {
+			reason: "A container without a probe has nothing to share.",
+			shared: func() int {
+				k := newKept(sameEncoding[*corev1.Probe])
+				if got := k.shared(nil); got != nil {
+					t.Errorf("shared(nil) = %v", got)
+				}
+				return len(k.items)
+			},
+		},
+		"EmptyMap": {
+			reason: "An object without labels has nothing to share.",
+			shared: func() int {
+				k := newKept(maps.Equal[map[string]string])
+				k.shared(map[string]string{})
+				return len(k.items)
+			},
+		},
+		"EmptySlice": {
+			reason: "A container without ports has nothing to share.",
+			shared: func() int {
+				k := newKept(sameEncoding[[]corev1.ContainerPort])
+				k.shared([]corev1.ContainerPort{})
+				return len(k.items)
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if n := tc.shared(); n != 0 {
+				t.Errorf("%s\nthe table holds %d values, want none", tc.reason, n)
+			}
+		})
+	}
+}

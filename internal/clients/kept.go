@@ -1,6 +1,9 @@
 package clients
 
-import "sync"
+import (
+	"reflect"
+	"sync"
+)
 
 // maxKept bounds how many values a kept table holds.
 const maxKept = 64
@@ -23,8 +26,13 @@ func newKept[T any](equal func(a, b T) bool) *kept[T] {
 	return &kept[T]{equal: equal}
 }
 
-// shared is the value kept alike with v, which becomes v when none is.
+// shared is the value kept alike with v, which becomes v when none is. A
+// nil pointer and an empty map or slice pass as they came, so that objects
+// without the field do not fill the table.
 func (k *kept[T]) shared(v T) T {
+	if none(v) {
+		return v
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, held := range k.items {
@@ -40,11 +48,14 @@ func (k *kept[T]) shared(v T) T {
 	return v
 }
 
-// sharedPtr is the pointer kept for what p points at; nil stays nil, so
-// that objects without the field do not fill the table.
-func sharedPtr[T any](k *kept[*T], p *T) *T {
-	if p == nil {
-		return nil
+// none is true of a nil pointer and of an empty map or slice.
+func none[T any](v T) bool {
+	r := reflect.ValueOf(v)
+	switch r.Kind() { //nolint:exhaustive // Only these hold nothing to share.
+	case reflect.Map, reflect.Slice:
+		return r.Len() == 0
+	case reflect.Pointer:
+		return r.IsNil()
 	}
-	return k.shared(p)
+	return false
 }
