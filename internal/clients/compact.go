@@ -7,6 +7,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
@@ -48,21 +49,53 @@ func TransformCompact() toolscache.TransformFunc {
 			// The usages of one provider config carry the same labels,
 			// its name and kind, and every resource has a usage.
 			t.Labels = usages.shared(t.Labels)
+			compactUsage(t)
 		case *v1alpha1.LambdaFunction:
-			compactConditions(t.Status.Conditions)
+			compactManaged(&t.Spec.ManagedResourceSpec, &t.Status.ManagedResourceStatus, &t.Status.AtProvider.WorkloadObservation)
 		case *v1alpha1.LambdaAgent:
-			compactConditions(t.Status.Conditions)
+			compactManaged(&t.Spec.ManagedResourceSpec, &t.Status.ManagedResourceStatus, &t.Status.AtProvider)
 		}
 		return in, nil
 	}
 }
 
-// compactConditions points a managed resource's condition words at one
-// copy each; messages are its own.
-func compactConditions(cs []xpv2.Condition) {
-	for i := range cs {
-		c := &cs[i]
+// compactUsage keeps once what crossplane-runtime's tracker writes alike
+// into the usages of one provider config and one kind, and shares within a
+// usage what it writes twice: a usage is named after its resource's UID,
+// and its resource reference names the resource its owner reference does.
+func compactUsage(u *v1alpha1.ProviderConfigUsage) {
+	pc, res := &u.ProviderConfigReference, &u.ResourceReference
+	pc.Name, pc.Kind = canonical(pc.Name), canonical(pc.Kind)
+	res.APIVersion, res.Kind = canonical(res.APIVersion), canonical(res.Kind)
+	for i := range u.OwnerReferences {
+		o := &u.OwnerReferences[i]
+		if string(o.UID) == u.Name {
+			o.UID = types.UID(u.Name)
+		}
+		if o.Name == res.Name {
+			res.Name = o.Name
+		}
+	}
+}
+
+// compactManaged keeps once what managed resources write alike: the words
+// of their conditions, their provider config's name and kind, and their
+// phase. Messages are each resource's own.
+// Within its status, the Revisions traffic goes to share the latest ready
+// one's name.
+func compactManaged(spec *xpv2.ManagedResourceSpec, st *xpv2.ManagedResourceStatus, at *v1alpha1.WorkloadObservation) {
+	for i := range st.Conditions {
+		c := &st.Conditions[i]
 		c.Type, c.Status, c.Reason = canonical(c.Type), canonical(c.Status), canonical(c.Reason)
+	}
+	if ref := spec.ProviderConfigReference; ref != nil {
+		ref.Name, ref.Kind = canonical(ref.Name), canonical(ref.Kind)
+	}
+	at.Phase = canonical(at.Phase)
+	for i := range at.Traffic {
+		if at.Traffic[i].RevisionName == at.LatestReadyRevision {
+			at.Traffic[i].RevisionName = at.LatestReadyRevision
+		}
 	}
 }
 

@@ -104,8 +104,6 @@ func TestTransformCompactSharesStrings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Two strings are one copy when their bytes are at one address.
-	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) } //nolint:gosec // Only compares addresses.
 	keyOf := func(m map[string]string, want string) string {
 		for k := range m {
 			if k == want {
@@ -126,19 +124,19 @@ func TestTransformCompactSharesStrings(t *testing.T) {
 		"namespace":          {a.Namespace, b.Namespace},
 	}
 	for what, pair := range shared {
-		if !same(pair[0], pair[1]) {
+		if !sameString(pair[0], pair[1]) {
 			t.Errorf("the two Services hold two copies of the %s %q, want one", what, pair[0])
 		}
 	}
-	if same(a.Annotations["lambda.m.crossplane.io/rendered"], b.Annotations["lambda.m.crossplane.io/rendered"]) {
+	if sameString(a.Annotations["lambda.m.crossplane.io/rendered"], b.Annotations["lambda.m.crossplane.io/rendered"]) {
 		t.Error("the two Services share an annotation value; values are hashes and times no two objects share, and are left alone")
 	}
 	for _, s := range []*servingv1.Service{a, b} {
-		if !same(s.Labels["app.kubernetes.io/name"], s.Name) {
+		if !sameString(s.Labels["app.kubernetes.io/name"], s.Name) {
 			t.Error("a label value that is the Service's name is a copy of its own, want the name's string")
 		}
 	}
-	if same(a.Labels["app.kubernetes.io/name"], b.Labels["app.kubernetes.io/name"]) {
+	if sameString(a.Labels["app.kubernetes.io/name"], b.Labels["app.kubernetes.io/name"]) {
 		t.Error("the two Services share a label value that is their name; a copy kept for every name costs more than it saves")
 	}
 	if a.ManagedFields != nil {
@@ -363,21 +361,25 @@ func TestTransformCompactSharesWithinStatus(t *testing.T) {
 				t.Errorf("%s\naddress and URL are one: want %t, got %t", tc.reason, tc.wantOne, one)
 			}
 			st := s.Status
-			if unsafe.StringData(st.LatestCreatedRevisionName) != unsafe.StringData(st.LatestReadyRevisionName) || //nolint:gosec // Only compares addresses.
-				unsafe.StringData(st.Traffic[0].RevisionName) != unsafe.StringData(st.LatestReadyRevisionName) { //nolint:gosec // Only compares addresses.
+			if !sameString(st.LatestCreatedRevisionName, st.LatestReadyRevisionName) || !sameString(st.Traffic[0].RevisionName, st.LatestReadyRevisionName) {
 				t.Errorf("%s\nthe latest Revision's name is held more than once", tc.reason)
 			}
 		})
 	}
 }
 
-// TestTransformCompactSharesConditionWords checks that two functions hold
-// one copy of each word of their conditions, and their own messages.
-func TestTransformCompactSharesConditionWords(t *testing.T) {
+// TestTransformCompactSharesManagedWords decodes two functions as their
+// watch would, and checks which strings they share after the transform,
+// which a function shares within its status, and that each still holds
+// what it was sent.
+func TestTransformCompactSharesManagedWords(t *testing.T) {
 	decoded := func() *v1alpha1.LambdaFunction {
 		f := &v1alpha1.LambdaFunction{}
-		raw := `{"metadata": {"name": "hello", "namespace": "team"}, "status": {"conditions": [
-  {"type": "Ready", "status": "False", "reason": "Creating", "message": "Service hello is not ready", "lastTransitionTime": "2026-11-26T08:35:46Z"}]}}`
+		raw := `{"metadata": {"name": "hello", "namespace": "team"},
+  "spec": {"providerConfigRef": {"kind": "ProviderConfig", "name": "default"}, "managementPolicies": ["*"], "forProvider": {}},
+  "status": {"conditions": [
+    {"type": "Ready", "status": "False", "reason": "Creating", "message": "Service hello is not ready", "lastTransitionTime": "2026-11-26T08:35:46Z"}],
+    "atProvider": {"phase": "Deploying", "latestReadyRevision": "hello-00001", "traffic": [{"revisionName": "hello-00001", "percent": 100}]}}}`
 		if err := json.Unmarshal([]byte(raw), f); err != nil {
 			t.Fatal(err)
 		}
@@ -390,19 +392,87 @@ func TestTransformCompactSharesConditionWords(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if diff := cmp.Diff(decoded().Status, b.Status); diff != "" {
-		t.Errorf("status: -want, +got:\n%s", diff)
+	if diff := cmp.Diff(decoded(), b); diff != "" {
+		t.Errorf("function: -want, +got:\n%s", diff)
 	}
 	ca, cb := a.Status.Conditions[0], b.Status.Conditions[0]
-	same := func(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) } //nolint:gosec // Only compares addresses.
-	for what, pair := range map[string][2]string{"type": {string(ca.Type), string(cb.Type)}, "status": {string(ca.Status), string(cb.Status)}, "reason": {string(ca.Reason), string(cb.Reason)}} {
-		if !same(pair[0], pair[1]) {
-			t.Errorf("the two functions hold two copies of the condition %s %q, want one", what, pair[0])
+	pa, pb := a.Spec.ProviderConfigReference, b.Spec.ProviderConfigReference
+	for what, pair := range map[string][2]string{
+		"condition type":       {string(ca.Type), string(cb.Type)},
+		"condition status":     {string(ca.Status), string(cb.Status)},
+		"condition reason":     {string(ca.Reason), string(cb.Reason)},
+		"provider config":      {pa.Name, pb.Name},
+		"provider config kind": {pa.Kind, pb.Kind},
+		"phase":                {string(a.Status.AtProvider.Phase), string(b.Status.AtProvider.Phase)},
+	} {
+		if !sameString(pair[0], pair[1]) {
+			t.Errorf("the two functions hold two copies of the %s %q, want one", what, pair[0])
 		}
 	}
-	if same(ca.Message, cb.Message) {
+	if sameString(ca.Message, cb.Message) {
 		t.Error("the two functions share a condition message; messages are their own")
 	}
+	at := a.Status.AtProvider
+	if !sameString(at.Traffic[0].RevisionName, at.LatestReadyRevision) {
+		t.Error("the Revision traffic goes to is a copy of the latest ready one's name, want that name's string")
+	}
+	if sameString(at.LatestReadyRevision, b.Status.AtProvider.LatestReadyRevision) {
+		t.Error("the two functions share their Revision's name; a copy kept for every name costs more than it saves")
+	}
+}
+
+// TestTransformCompactSharesWithinUsage decodes two usages of one provider
+// config as their watch would, and checks which strings they share after
+// the transform, which a usage shares within itself, and that each still
+// holds what it was sent.
+func TestTransformCompactSharesWithinUsage(t *testing.T) {
+	decoded := func(name, uid string) *v1alpha1.ProviderConfigUsage {
+		u := &v1alpha1.ProviderConfigUsage{}
+		raw := `{"metadata": {"name": "` + uid + `", "namespace": "team",
+    "ownerReferences": [{"apiVersion": "lambda.m.crossplane.io/v1alpha1", "kind": "LambdaFunction", "name": "` + name + `", "uid": "` + uid + `", "controller": true}]},
+  "providerConfigRef": {"kind": "ProviderConfig", "name": "default"},
+  "resourceRef": {"apiVersion": "lambda.m.crossplane.io/v1alpha1", "kind": "LambdaFunction", "name": "` + name + `"}}`
+		if err := json.Unmarshal([]byte(raw), u); err != nil {
+			t.Fatal(err)
+		}
+		return u
+	}
+	a, b := decoded("hello", "7ad538dd"), decoded("world", "0281545a")
+	transform := TransformCompact()
+	for _, u := range []*v1alpha1.ProviderConfigUsage{a, b} {
+		if _, err := transform(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(decoded("world", "0281545a"), b); diff != "" {
+		t.Errorf("usage: -want, +got:\n%s", diff)
+	}
+	for what, pair := range map[string][2]string{
+		"provider config":       {a.ProviderConfigReference.Name, b.ProviderConfigReference.Name},
+		"provider config kind":  {a.ProviderConfigReference.Kind, b.ProviderConfigReference.Kind},
+		"resource's apiVersion": {a.ResourceReference.APIVersion, b.ResourceReference.APIVersion},
+		"resource's kind":       {a.ResourceReference.Kind, b.ResourceReference.Kind},
+	} {
+		if !sameString(pair[0], pair[1]) {
+			t.Errorf("the two usages hold two copies of the %s %q, want one", what, pair[0])
+		}
+	}
+	owner := a.OwnerReferences[0]
+	within := map[string][2]string{
+		"its name and its owner's UID":             {a.Name, string(owner.UID)},
+		"its resource's name and its owner's name": {a.ResourceReference.Name, owner.Name},
+	}
+	for what, pair := range within {
+		if !sameString(pair[0], pair[1]) {
+			t.Errorf("the usage holds two copies of %s %q, want one", what, pair[0])
+		}
+	}
+}
+
+// sameString is true when x and y are one copy: their bytes are at one
+// address.
+func sameString(x, y string) bool {
+	return unsafe.StringData(x) == unsafe.StringData(y) //nolint:gosec // Only compares addresses.
 }
 
 func TestKeptPassesNone(t *testing.T) {
