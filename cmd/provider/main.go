@@ -26,7 +26,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
@@ -100,9 +99,8 @@ func main() {
 	kingpin.FatalIfError(mgr.AddHealthzCheck("ping", healthz.Ping), "Cannot add the health check")
 	kingpin.FatalIfError(mgr.AddReadyzCheck("ping", healthz.Ping), "Cannot add the readiness check")
 
-	mm := managed.NewMRMetricRecorder()
 	sm := statemetrics.NewMRStateMetrics()
-	metrics.Registry.MustRegister(mm, sm)
+	metrics.Registry.MustRegister(sm)
 
 	o := controller.Options{
 		Logger:                  log,
@@ -110,11 +108,10 @@ func main() {
 		PollInterval:            *pollInterval,
 		GlobalRateLimiter:       ratelimiter.NewGlobal(*maxReconcileRate),
 		Features:                &feature.Flags{},
-		MetricOptions: &controller.MetricOptions{
-			MRMetrics:      mm,
-			MRStateMetrics: sm,
-		},
-		Gate: new(gate.Gate[schema.GroupVersionKind]),
+		// The workload controllers record the managed resource metrics
+		// crossplane-runtime's MRMetrics would, themselves.
+		MetricOptions: &controller.MetricOptions{MRStateMetrics: sm},
+		Gate:          new(gate.Gate[schema.GroupVersionKind]),
 	}
 
 	kingpin.FatalIfError(customresourcesgate.Setup(mgr, o), "Cannot set up the CRD gate")

@@ -30,7 +30,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/logging"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/ratelimiter"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/customresourcesgate"
-	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -220,7 +219,7 @@ func startProvider(t testing.TB, po providerOptions) *provider {
 		Gate:                    new(gate.Gate[schema.GroupVersionKind]),
 	}
 	if po.stateMetrics != nil {
-		o.MetricOptions = &controller.MetricOptions{MRMetrics: managed.NewMRMetricRecorder(), MRStateMetrics: po.stateMetrics}
+		o.MetricOptions = &controller.MetricOptions{MRStateMetrics: po.stateMetrics}
 	}
 	if err := customresourcesgate.Setup(mgr, o); err != nil {
 		t.Fatal(err)

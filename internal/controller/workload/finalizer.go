@@ -23,10 +23,12 @@ type createFinalizer struct {
 	// absent are the resources whose Observe found none of their objects
 	// in this reconcile.
 	absent *notes[struct{}]
+	// times, when set, note each resource whose finalizer goes as deleted.
+	times *resourceTimes
 }
 
-func newCreateFinalizer(f resource.Finalizer) *createFinalizer {
-	return &createFinalizer{Finalizer: f, absent: newNotes[struct{}]()}
+func newCreateFinalizer(f resource.Finalizer, times *resourceTimes) *createFinalizer {
+	return &createFinalizer{Finalizer: f, absent: newNotes[struct{}](), times: times}
 }
 
 // AddFinalizer adds the finalizer to a resource about to be created, and
@@ -40,10 +42,16 @@ func (f *createFinalizer) AddFinalizer(ctx context.Context, obj resource.Object)
 }
 
 // RemoveFinalizer removes the finalizer of a resource, which the managed
-// reconciler does once its objects are gone.
+// reconciler does once its objects are gone: then the resource is deleted.
 func (f *createFinalizer) RemoveFinalizer(ctx context.Context, obj resource.Object) error {
 	f.absent.take(client.ObjectKeyFromObject(obj))
-	return f.Finalizer.RemoveFinalizer(ctx, obj)
+	if err := f.Finalizer.RemoveFinalizer(ctx, obj); err != nil {
+		return err
+	}
+	if mg, ok := obj.(resource.Managed); ok {
+		f.times.deleted(mg)
+	}
+	return nil
 }
 
 // An absentNoter tells a createFinalizer which resources its Observe found

@@ -79,7 +79,7 @@ func TestCreateFinalizer(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			w := &writtenFinalizer{}
-			f := newCreateFinalizer(w)
+			f := newCreateFinalizer(w, nil)
 			mg := &v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "hello"}}
 			for _, o := range tc.observations {
 				_, _ = absentNoter[*v1alpha1.LambdaFunction]{TypedExternalClient: o, absent: f.absent}.Observe(context.Background(), mg)
@@ -97,7 +97,7 @@ func TestCreateFinalizer(t *testing.T) {
 
 func TestCreateFinalizerRemoves(t *testing.T) {
 	w := &writtenFinalizer{}
-	f := newCreateFinalizer(w)
+	f := newCreateFinalizer(w, nil)
 	mg := &v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "hello"}}
 	f.absent.add(client.ObjectKeyFromObject(mg), struct{}{})
 	if err := f.RemoveFinalizer(context.Background(), mg); err != nil {

@@ -73,7 +73,8 @@ var (
 var runtimes = []v1alpha1.Language{v1alpha1.LanguagePython, v1alpha1.LanguageNodeJS, v1alpha1.LanguageGo}
 
 func init() {
-	metrics.Registry.MustRegister(buildsStarted, buildsTotal, buildDuration, timeToReady, sourceResolveDuration, sourceResolveErrors, pollInterval, pollsPutOff)
+	metrics.Registry.MustRegister(buildsStarted, buildsTotal, buildDuration, timeToReady, sourceResolveDuration, sourceResolveErrors, pollInterval, pollsPutOff,
+		firstTimeToReconcile, firstTimeToReadiness, deletionTime, driftTime)
 	// Every bounded series exists from the start, at zero, so a rate or an
 	// alert over it works before its first event and a scrape lists it.
 	for _, rt := range runtimes {

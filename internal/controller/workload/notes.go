@@ -43,10 +43,17 @@ func (n *notes[V]) has(r types.NamespacedName) bool {
 }
 
 // take returns what was noted for the resource, if anything, and forgets it.
+// A map keeps the room it once grew to: emptied, it is replaced, so that
+// notes a rush of new resources left behind give their room back.
 func (n *notes[V]) take(r types.NamespacedName) (V, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	v, ok := n.set[r]
-	delete(n.set, r)
+	if ok {
+		delete(n.set, r)
+		if len(n.set) == 0 {
+			n.set = map[types.NamespacedName]V{}
+		}
+	}
 	return v, ok
 }
