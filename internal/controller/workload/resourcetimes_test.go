@@ -100,7 +100,7 @@ func TestResourceTimes(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			h := timeHistograms{firstReconcile: newTestHistogram(), firstReady: newTestHistogram(), deletion: newTestHistogram(), drift: newTestHistogram()}
+			h := newTestHistograms()
 			times := newResourceTimes(v1alpha1.LambdaFunctionGroupVersionKind, h)
 			for _, s := range tc.steps {
 				times.now = func() time.Time { return created.Add(s.after) }
@@ -127,8 +127,7 @@ func TestResourceTimes(t *testing.T) {
 // TestResourceTimesForgetAtDeletion checks that no time stays behind for a
 // deleted function, and that notes a rush left behind give their room back.
 func TestResourceTimesForgetAtDeletion(t *testing.T) {
-	h := timeHistograms{firstReconcile: newTestHistogram(), firstReady: newTestHistogram(), deletion: newTestHistogram(), drift: newTestHistogram()}
-	times := newResourceTimes(v1alpha1.LambdaFunctionGroupVersionKind, h)
+	times := newResourceTimes(v1alpha1.LambdaFunctionGroupVersionKind, newTestHistograms())
 	mg := &v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "hello"}}
 	times.reconciled(mg)
 	times.unchanged(mg)
@@ -138,8 +137,12 @@ func TestResourceTimesForgetAtDeletion(t *testing.T) {
 	}
 }
 
-func newTestHistogram() *prometheus.HistogramVec {
-	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "test_seconds"}, []string{"gvk"})
+// newTestHistograms are four histograms of their own for a test.
+func newTestHistograms() timeHistograms {
+	h := func() *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "test_seconds"}, []string{"gvk"})
+	}
+	return timeHistograms{firstReconcile: h(), firstReady: h(), deletion: h(), drift: h()}
 }
 
 // sampled is how many samples h's series of these labels took, and their sum.

@@ -214,8 +214,8 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 	if deps.wakes != nil {
 		created = newCreates(o.PollInterval, next)
 	}
-	// crossplane-runtime's MRMetricRecorder is not used: resourceTimes
-	// record its metrics at a fraction of its memory.
+	// resourceTimes record crossplane-runtime's managed resource metrics
+	// in place of its MRMetricRecorder, which the reconciler is not given.
 	var times *resourceTimes
 	if o.MetricOptions != nil {
 		times = newResourceTimes(k.GVK, served)
