@@ -80,9 +80,8 @@ func compactUsage(u *v1alpha1.ProviderConfigUsage) {
 
 // compactManaged keeps once what managed resources write alike: the words
 // of their conditions, their provider config's name and kind, and their
-// phase. Messages are each resource's own.
-// Within its status, the Revisions traffic goes to share the latest ready
-// one's name.
+// phase. Messages are each resource's own. Within a resource's status, the
+// Revisions traffic goes to share the latest ready one's name.
 func compactManaged(spec *xpv2.ManagedResourceSpec, st *xpv2.ManagedResourceStatus, at *v1alpha1.WorkloadObservation) {
 	for i := range st.Conditions {
 		c := &st.Conditions[i]

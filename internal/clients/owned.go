@@ -11,10 +11,10 @@ import (
 )
 
 // IndexOwner is the name of the informer index that finds the objects
-// render made for one resource, within its namespace. Without it a resource's objects are found
-// by a label selector, which the cache answers by matching every object of
-// the namespace: at 10,000 functions in one namespace that matching was two
-// thirds of the provider's CPU.
+// render made for one resource, within its namespace. Without it a
+// resource's objects are found by a label selector, which the cache answers
+// by matching every object of the namespace: at 10,000 functions in one
+// namespace that matching was two thirds of the provider's CPU.
 const IndexOwner = "lambda.m.crossplane.io/owner"
 
 // OwnerKey is a resource's key in IndexOwner: its kind and name.

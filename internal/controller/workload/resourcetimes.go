@@ -15,6 +15,14 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 )
 
+// The buckets of crossplane-runtime's histograms: from 10 ns up in tenfold
+// steps for what takes a reconcile, and from a second to an hour for what
+// takes a resource's life.
+var (
+	reconcileBuckets = prometheus.ExponentialBuckets(10e-9, 10, 10)
+	lifeBuckets      = []float64{1, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600}
+)
+
 // The histograms crossplane-runtime's MRMetricRecorder serves, under its
 // names, help, labels and buckets, so that what reads them for any provider
 // reads them here. resourceTimes record them in its place.
@@ -22,25 +30,25 @@ var (
 	firstTimeToReconcile = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Subsystem: "crossplane", Name: "managed_resource_first_time_to_reconcile_seconds",
 		Help:    "The time it took for a managed resource to be detected by the controller",
-		Buckets: prometheus.ExponentialBuckets(10e-9, 10, 10),
+		Buckets: reconcileBuckets,
 	}, []string{"gvk"})
 
 	firstTimeToReadiness = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Subsystem: "crossplane", Name: "managed_resource_first_time_to_readiness_seconds",
 		Help:    "The time it took for a managed resource to become ready first time after creation",
-		Buckets: []float64{1, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600},
+		Buckets: lifeBuckets,
 	}, []string{"gvk"})
 
 	deletionTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Subsystem: "crossplane", Name: "managed_resource_deletion_seconds",
 		Help:    "The time it took for a managed resource to be deleted",
-		Buckets: []float64{1, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600},
+		Buckets: lifeBuckets,
 	}, []string{"gvk"})
 
 	driftTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Subsystem: "crossplane", Name: "managed_resource_drift_seconds",
 		Help:    "ALPHA: How long since the previous successful reconcile when a resource was found to be out of sync; excludes restart of the provider",
-		Buckets: prometheus.ExponentialBuckets(10e-9, 10, 10),
+		Buckets: reconcileBuckets,
 	}, []string{"gvk"})
 )
 
