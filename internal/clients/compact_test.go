@@ -12,8 +12,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
 	"knative.dev/pkg/apis"
+
+	xpmeta "github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
@@ -511,6 +514,50 @@ func TestKeptPassesNone(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if n := tc.shared(); n != 0 {
 				t.Errorf("%s\nthe table holds %d values, want none", tc.reason, n)
+			}
+		})
+	}
+}
+
+func TestTransformCompactForgetsCreates(t *testing.T) {
+	const at = "2026-11-26T13:40:00Z"
+	creates := map[string]string{
+		xpmeta.AnnotationKeyExternalCreatePending:   at,
+		xpmeta.AnnotationKeyExternalCreateSucceeded: at,
+	}
+	withPaused := maps.Clone(creates)
+	withPaused[xpmeta.AnnotationKeyReconciliationPaused] = "true"
+	cases := map[string]struct {
+		reason string
+		obj    metav1.Object
+		want   map[string]string
+	}{
+		"Function": {
+			reason: "A function's notes of its create are dropped, and with them its annotation map.",
+			obj:    &v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Name: "hello", Annotations: maps.Clone(creates)}},
+		},
+		"Agent": {
+			reason: "So are an agent's.",
+			obj:    &v1alpha1.LambdaAgent{ObjectMeta: metav1.ObjectMeta{Name: "hello", Annotations: map[string]string{xpmeta.AnnotationKeyExternalCreateFailed: at}}},
+		},
+		"UsersAnnotation": {
+			reason: "Any other annotation stays: the managed reconciler reads one that pauses it.",
+			obj:    &v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Name: "hello", Annotations: withPaused}},
+			want:   map[string]string{xpmeta.AnnotationKeyReconciliationPaused: "true"},
+		},
+		"Service": {
+			reason: "An object that is not a managed resource keeps them all.",
+			obj:    &servingv1.Service{ObjectMeta: metav1.ObjectMeta{Name: "hello", Annotations: maps.Clone(creates)}},
+			want:   creates,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := TransformCompact()(tc.obj); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, tc.obj.GetAnnotations()); diff != "" {
+				t.Errorf("%s\nannotations: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
@@ -55,4 +56,43 @@ func TestCreateWritesTheFunctionTwice(t *testing.T) {
 		}
 		return gone(ctx, c, &servingv1.Service{ObjectMeta: fn.ObjectMeta})
 	})
+}
+
+// TestPutBackFinalizerKeepsCreateNotes removes a function's finalizer and
+// checks that the provider puts it back without writing away the managed
+// reconciler's notes of the function's create, which its cache drops.
+func TestPutBackFinalizerKeepsCreateNotes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, c, ns := newScene(ctx, t, "finalizer-back", keep)
+	fn, _ := createImageFunction(ctx, t, c, ns, "hello")
+	key := client.ObjectKeyFromObject(fn)
+	mg := &v1alpha1.LambdaFunction{}
+	wait.Until(ctx, t, "the create is recorded", func() string {
+		if err := c.Get(ctx, key, mg); err != nil {
+			return err.Error()
+		}
+		if _, ok := mg.GetAnnotations()[meta.AnnotationKeyExternalCreateSucceeded]; !ok {
+			return "no " + meta.AnnotationKeyExternalCreateSucceeded
+		}
+		return ""
+	})
+	notes := mg.GetAnnotations()
+	was := mg.DeepCopy()
+	mg.SetFinalizers(nil)
+	if err := c.Patch(ctx, mg, client.MergeFrom(was)); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, "the finalizer is back", func() string {
+		if err := c.Get(ctx, key, mg); err != nil {
+			return err.Error()
+		}
+		if !slices.Contains(mg.GetFinalizers(), managed.FinalizerName) {
+			return "no finalizer"
+		}
+		return ""
+	})
+	if diff := cmp.Diff(notes, mg.GetAnnotations()); diff != "" {
+		t.Errorf("annotations once the finalizer is back: -want, +got:\n%s", diff)
+	}
 }

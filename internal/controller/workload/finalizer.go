@@ -3,12 +3,16 @@ package workload
 import (
 	"context"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 )
+
+const errPatchFinalizers = "cannot patch the resource's finalizers"
 
 // A createFinalizer is the managed reconciler's finalizer, except that it
 // only adds the finalizer to a resource whose objects its reconcile just
@@ -52,6 +56,40 @@ func (f *createFinalizer) RemoveFinalizer(ctx context.Context, obj resource.Obje
 		f.times.deleted(mg)
 	}
 	return nil
+}
+
+// A patchingFinalizer adds and removes the managed reconciler's finalizer
+// with a patch of the finalizers alone, where crossplane-runtime's
+// APIFinalizer writes the whole object. The caches drop the notes the
+// managed reconciler keeps of its creates (clients.CreateAnnotations), and a
+// whole cached copy written back would drop them on the API server too. The
+// patch carries the resource version, so a stale copy meets a conflict as
+// an update would.
+type patchingFinalizer struct {
+	client client.Client
+}
+
+// AddFinalizer adds the finalizer to a resource that lacks it.
+func (f patchingFinalizer) AddFinalizer(ctx context.Context, obj resource.Object) error {
+	if meta.FinalizerExists(obj, managed.FinalizerName) {
+		return nil
+	}
+	return f.patch(ctx, obj, meta.AddFinalizer)
+}
+
+// RemoveFinalizer removes the finalizer from a resource that has it.
+func (f patchingFinalizer) RemoveFinalizer(ctx context.Context, obj resource.Object) error {
+	if !meta.FinalizerExists(obj, managed.FinalizerName) {
+		return nil
+	}
+	return resource.IgnoreNotFound(f.patch(ctx, obj, meta.RemoveFinalizer))
+}
+
+// patch writes what change does to obj's finalizers.
+func (f patchingFinalizer) patch(ctx context.Context, obj resource.Object, change func(metav1.Object, string)) error {
+	was := obj.DeepCopyObject().(client.Object) //nolint:forcetypeassert // A copy of an object is one.
+	change(obj, managed.FinalizerName)
+	return errors.Wrap(f.client.Patch(ctx, obj, client.MergeFromWithOptions(was, client.MergeFromWithOptimisticLock{})), errPatchFinalizers)
 }
 
 // An absentNoter tells a createFinalizer which resources its Observe found

@@ -220,7 +220,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 	if o.MetricOptions != nil {
 		times = newResourceTimes(k.GVK, served)
 	}
-	finalizer := newCreateFinalizer(resource.NewAPIFinalizer(mgr.GetClient(), managed.FinalizerName), times)
+	finalizer := newCreateFinalizer(patchingFinalizer{client: mgr.GetClient()}, times)
 	opts := []managed.ReconcilerOption{
 		managed.WithFinalizer(finalizer),
 		managed.WithTypedExternalConnector[T](&connector[T]{
@@ -264,7 +264,11 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
-		WithEventFilter(spare.filter(desiredStateChanged())).
+		// The caches drop the managed reconciler's notes of its creates
+		// (clients.CreateAnnotations), so the note that a create succeeded,
+		// which this predicate passes, never wakes a resource: the objects
+		// it created do (see createdReconciler).
+		WithEventFilter(spare.filter(resource.DesiredStateChanged())).
 		For(k.New())
 	if deps.wakes != nil {
 		b = b.WatchesRawSource(deps.wakes.source(k.GVK.Kind, spare.changed))
