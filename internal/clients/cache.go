@@ -38,8 +38,10 @@ type Target struct {
 	// Uncached reads from the API server, for what informers cannot
 	// answer: whether an object that is not the provider's exists.
 	Uncached client.Reader
-	// Indexed are the kinds whose objects Client finds by IndexOwner.
-	Indexed map[string]bool
+	// Followed are the kinds whose informers FollowOwned set up: Client
+	// finds their objects by IndexOwner, or by name, and they wake their
+	// resources.
+	Followed map[string]bool
 }
 
 // A NewClientFn makes a client for a target cluster whose informers run
@@ -55,11 +57,11 @@ type NewClientFn func(ctx context.Context, cfg *rest.Config) (Target, error)
 type Cache struct {
 	// local is the cluster the provider runs in.
 	local Target
-	// indexLocal indexes local's informers by owner, once local is first
-	// used: a provider that only reaches other clusters keeps no informers
-	// of its own cluster's Services.
-	indexLocal func() map[string]bool
-	localOnce  sync.Once
+	// followLocal follows local's informers, once local is first used: a
+	// provider that only reaches other clusters keeps no informers of its
+	// own cluster's Services.
+	followLocal func() map[string]bool
+	localOnce   sync.Once
 	// newClient makes a client for a kubeconfig's cluster.
 	newClient NewClientFn
 	// dial connects to every target cluster a kubeconfig names.
@@ -95,10 +97,10 @@ func WithIdle(d time.Duration) CacheOption { return func(c *Cache) { c.idle = d 
 // WithMaxTargets keeps at most n target clients running.
 func WithMaxTargets(n int) CacheOption { return func(c *Cache) { c.max = n } }
 
-// WithLocalIndex sets the local target's Indexed kinds to what index
+// WithLocalFollow sets the local target's Followed kinds to what follow
 // returns, once the local target is first asked for.
-func WithLocalIndex(index func() map[string]bool) CacheOption {
-	return func(c *Cache) { c.indexLocal = index }
+func WithLocalFollow(follow func() map[string]bool) CacheOption {
+	return func(c *Cache) { c.followLocal = follow }
 }
 
 // WithClock reads the time from now.
@@ -139,8 +141,8 @@ func (c *Cache) running() int {
 func (c *Cache) For(cfg Config) (Target, error) {
 	if cfg.Kubeconfig == nil {
 		c.localOnce.Do(func() {
-			if c.indexLocal != nil {
-				c.local.Indexed = c.indexLocal()
+			if c.followLocal != nil {
+				c.local.Followed = c.followLocal()
 			}
 		})
 		return c.local, nil

@@ -57,6 +57,10 @@ type WakeFn func(kind, namespace, name string)
 // and whom to tell when one of them changes.
 type Owned struct {
 	Kinds map[string]client.Object
+	// Named are the kinds of which a resource owns one object, named after
+	// the resource. They are read by name, and not indexed: each key of an
+	// index is a set of its own, about 270 bytes a cached Service.
+	Named map[string]bool
 	// Wake, when set, is told of the resource whose object's status changed
 	// or whose object was deleted: a Knative Service turning Ready, a build
 	// Job ending, an object someone removed. Without it, a resource learns
@@ -69,25 +73,26 @@ type Informers interface {
 	GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error)
 }
 
-// FollowOwned adds IndexOwner to a cache's informers of each owned kind,
-// wakes their resources as Owned says, and returns which kinds are indexed.
-// A kind the cluster does not serve (Knative not installed yet) is left
-// without either: its objects are found by labels, and seen at each poll.
+// FollowOwned adds IndexOwner to a cache's informers of each owned kind
+// that is not Named, wakes their resources as Owned says, and returns which
+// kinds are followed. A kind the cluster does not serve (Knative not
+// installed yet) is left without either: its objects are found by labels,
+// or by name, and seen at each poll.
 func FollowOwned(ctx context.Context, c Informers, o Owned) map[string]bool {
-	indexed := map[string]bool{}
+	followed := map[string]bool{}
 	for kind, obj := range o.Kinds {
 		// As the cache's own IndexField asks for an informer: without
 		// waiting for it to sync.
 		inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
-		indexed[kind] = err == nil && inf.AddIndexers(toolscache.Indexers{ownerIndexName: ownerIndex}) == nil
-		if !indexed[kind] || o.Wake == nil {
+		followed[kind] = err == nil && (o.Named[kind] || inf.AddIndexers(toolscache.Indexers{ownerIndexName: ownerIndex}) == nil)
+		if !followed[kind] || o.Wake == nil {
 			continue
 		}
 		// An informer that cannot take a handler has stopped with its
 		// cache; the next reconcile asks for a new one.
 		_, _ = inf.AddEventHandler(wakeOwner(o.Wake))
 	}
-	return indexed
+	return followed
 }
 
 // wakeOwner wakes an object's resource when the object changes without a

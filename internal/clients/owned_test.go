@@ -56,25 +56,33 @@ func (i informer) AddEventHandler(h toolscache.ResourceEventHandler) (toolscache
 	return nil, nil
 }
 
-// followed are a kind that is served and one that is not, as FollowOwned
-// leaves them.
+// followed are two kinds that are served, one of them named after its
+// resource, and one that is not served, as FollowOwned leaves them.
 func followed(t *testing.T, wake WakeFn) *informers {
 	t.Helper()
 	kind := func(k string) client.Object {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"kind": k}}}
 	}
 	f := &informers{refuse: map[string]bool{"PingSource": true}, indexes: map[string]toolscache.IndexFunc{}, handlers: map[string]toolscache.ResourceEventHandler{}}
-	got := FollowOwned(context.Background(), f, Owned{Kinds: map[string]client.Object{"Service": kind("Service"), "PingSource": kind("PingSource")}, Wake: wake})
-	if diff := cmp.Diff(map[string]bool{"Service": true, "PingSource": false}, got); diff != "" {
+	got := FollowOwned(context.Background(), f, Owned{
+		Kinds: map[string]client.Object{"Service": kind("Service"), "Trigger": kind("Trigger"), "PingSource": kind("PingSource")},
+		Named: map[string]bool{"Service": true},
+		Wake:  wake,
+	})
+	if diff := cmp.Diff(map[string]bool{"Service": true, "Trigger": true, "PingSource": false}, got); diff != "" {
 		t.Errorf("FollowOwned(): a kind the cluster does not serve is listed by labels: -want, +got:\n%s", diff)
 	}
 	return f
 }
 
 func TestFollowOwnedIndexes(t *testing.T) {
-	fn := followed(t, nil).indexes["Service field:"+IndexOwner]
+	f := followed(t, nil)
+	if _, ok := f.indexes["Service field:"+IndexOwner]; ok {
+		t.Errorf("FollowOwned(): a %s index on Services, which are read by name", IndexOwner)
+	}
+	fn := f.indexes["Trigger field:"+IndexOwner]
 	if fn == nil {
-		t.Fatalf("FollowOwned(): no %s index on Services", IndexOwner)
+		t.Fatalf("FollowOwned(): no %s index on Triggers", IndexOwner)
 	}
 	labelled := func(l map[string]string) client.Object {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Labels: l}}
@@ -111,28 +119,28 @@ func TestFollowOwnedIndexes(t *testing.T) {
 	}
 }
 
-// TestCacheIndexesLocalOnFirstUse checks that the provider's own cluster
-// gets its index, and with it informers, only once a resource uses it.
-func TestCacheIndexesLocalOnFirstUse(t *testing.T) {
+// TestCacheFollowsLocalOnFirstUse checks that the provider's own cluster
+// gets its informers only once a resource uses it.
+func TestCacheFollowsLocalOnFirstUse(t *testing.T) {
 	calls := 0
-	c := NewCache(Target{}, newClientLog().newClient, nil, WithLocalIndex(func() map[string]bool {
+	c := NewCache(Target{}, newClientLog().newClient, nil, WithLocalFollow(func() map[string]bool {
 		calls++
 		return map[string]bool{"Service": true}
 	}))
 	if calls != 0 {
-		t.Fatalf("the local target was indexed %d times before anyone asked for it", calls)
+		t.Fatalf("the local target was followed %d times before anyone asked for it", calls)
 	}
 	for range 2 {
 		got, err := c.For(Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(map[string]bool{"Service": true}, got.Indexed); diff != "" {
-			t.Errorf("For(local): indexed kinds: -want, +got:\n%s", diff)
+		if diff := cmp.Diff(map[string]bool{"Service": true}, got.Followed); diff != "" {
+			t.Errorf("For(local): followed kinds: -want, +got:\n%s", diff)
 		}
 	}
 	if calls != 1 {
-		t.Errorf("the local target was indexed %d times; want once", calls)
+		t.Errorf("the local target was followed %d times; want once", calls)
 	}
 }
 
@@ -142,9 +150,12 @@ func TestFollowOwnedWakes(t *testing.T) {
 	if _, ok := f.handlers["PingSource"]; ok {
 		t.Errorf("FollowOwned(): a kind the cluster does not serve got an event handler")
 	}
+	if f.handlers["Trigger"] == nil {
+		t.Error("FollowOwned(): no event handler on Triggers")
+	}
 	h := f.handlers["Service"]
 	if h == nil {
-		t.Fatal("FollowOwned(): no event handler on Services")
+		t.Fatal("FollowOwned(): no event handler on Services, which are read by name")
 	}
 	ours := map[string]string{render.LabelManagedBy: render.ManagedBy, render.LabelKind: "LambdaFunction", render.LabelResource: "hello"}
 	svc := func(l map[string]string, generation int64, rv string) *corev1.ConfigMap {

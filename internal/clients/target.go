@@ -62,12 +62,12 @@ func TargetClients(mgr Manager, owned Owned, log logging.Logger) NewClientFn {
 		if err != nil {
 			return Target{}, err
 		}
-		indexed := FollowOwned(ctx, c.GetCache(), owned)
+		followed := FollowOwned(ctx, c.GetCache(), owned)
 		go func() {
 			if err := c.Start(ctx); err != nil {
 				log.Info(errRunTargetCache, "host", cfg.Host, "error", err)
 			}
 		}()
-		return Target{Client: c.GetClient(), Uncached: c.GetAPIReader(), Indexed: indexed}, nil
+		return Target{Client: c.GetClient(), Uncached: c.GetAPIReader(), Followed: followed}, nil
 	}
 }

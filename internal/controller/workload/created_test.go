@@ -114,37 +114,37 @@ func TestWokenBy(t *testing.T) {
 		return u
 	}
 	cases := map[string]struct {
-		reason  string
-		indexed map[string]bool
-		objs    []client.Object
-		want    bool
+		reason   string
+		followed map[string]bool
+		objs     []client.Object
+		want     bool
 	}{
 		"Service": {
-			reason:  "Knative writes a new Service's status, which wakes its resource.",
-			indexed: map[string]bool{"Service": true},
-			objs:    []client.Object{obj("Service"), obj("Trigger")},
-			want:    true,
+			reason:   "Knative writes a new Service's status, which wakes its resource.",
+			followed: map[string]bool{"Service": true},
+			objs:     []client.Object{obj("Service"), obj("Trigger")},
+			want:     true,
 		},
 		"Build": {
-			reason:  "The Job controller writes a new build Job's status.",
-			indexed: map[string]bool{"Job": true, "ConfigMap": true},
-			objs:    []client.Object{obj("ConfigMap"), obj("NetworkPolicy"), obj("Job")},
-			want:    true,
+			reason:   "The Job controller writes a new build Job's status.",
+			followed: map[string]bool{"Job": true, "ConfigMap": true},
+			objs:     []client.Object{obj("ConfigMap"), obj("NetworkPolicy"), obj("Job")},
+			want:     true,
 		},
 		"NoReport": {
-			reason:  "No controller writes the status of a ConfigMap or a NetworkPolicy.",
-			indexed: map[string]bool{"ConfigMap": true, "NetworkPolicy": true},
-			objs:    []client.Object{obj("ConfigMap"), obj("NetworkPolicy")},
+			reason:   "No controller writes the status of a ConfigMap or a NetworkPolicy.",
+			followed: map[string]bool{"ConfigMap": true, "NetworkPolicy": true},
+			objs:     []client.Object{obj("ConfigMap"), obj("NetworkPolicy")},
 		},
 		"NotFollowed": {
-			reason:  "A kind whose informer does not wake resources wakes nothing.",
-			indexed: map[string]bool{"Job": true},
-			objs:    []client.Object{obj("Service")},
+			reason:   "A kind whose informer does not wake resources wakes nothing.",
+			followed: map[string]bool{"Job": true},
+			objs:     []client.Object{obj("Service")},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := deployer{indexed: tc.indexed}.wokenBy(tc.objs)
+			got := deployer{followed: tc.followed}.wokenBy(tc.objs)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nwokenBy(...): -want, +got:\n%s", tc.reason, diff)
 			}

@@ -44,15 +44,10 @@ const fieldManagerPrefix = "provider-knative-lambda/"
 // only a resource that uses one reads its kind: a cluster without
 // eventing-rabbitmq has no RabbitmqBrokerConfigs to list. A kind that
 // reports has a controller that writes an object's status as soon as it
-// exists.
-var ownedKinds = []struct {
-	kind    string
-	object  func() client.Object
-	list    func() client.ObjectList
-	build   bool
-	reports bool
-}{
-	{kind: "Service", object: func() client.Object { return &servingv1.Service{} }, list: func() client.ObjectList { return &servingv1.ServiceList{} }, reports: true},
+// exists. Of a named kind a resource owns one object, which render names
+// after it: a Service.
+var ownedKinds = []ownedKind{
+	{kind: "Service", object: func() client.Object { return &servingv1.Service{} }, list: func() client.ObjectList { return &servingv1.ServiceList{} }, reports: true, named: true},
 	{kind: "Trigger", object: func() client.Object { return &eventingv1.Trigger{} }, list: func() client.ObjectList { return &eventingv1.TriggerList{} }, reports: true},
 	{kind: "PingSource", object: func() client.Object { return &sourcesv1.PingSource{} }, list: func() client.ObjectList { return &sourcesv1.PingSourceList{} }, reports: true},
 	{kind: "Job", object: func() client.Object { return &batchv1.Job{} }, list: func() client.ObjectList { return &batchv1.JobList{} }, build: true, reports: true},
@@ -60,13 +55,27 @@ var ownedKinds = []struct {
 	{kind: "NetworkPolicy", object: func() client.Object { return &networkingv1.NetworkPolicy{} }, list: func() client.ObjectList { return &networkingv1.NetworkPolicyList{} }, build: true},
 }
 
-// ownedObjects are the kinds of ownedKinds, for indexing by owner.
-func ownedObjects() map[string]client.Object {
-	m := make(map[string]client.Object, len(ownedKinds))
+// An ownedKind is a kind of object a resource owns alone.
+type ownedKind struct {
+	kind    string
+	object  func() client.Object
+	list    func() client.ObjectList
+	build   bool
+	reports bool
+	named   bool
+}
+
+// followOwned is what FollowOwned follows of ownedKinds, waking resources
+// with wake.
+func followOwned(wake clients.WakeFn) clients.Owned {
+	o := clients.Owned{Kinds: make(map[string]client.Object, len(ownedKinds)), Named: map[string]bool{}, Wake: wake}
 	for _, k := range ownedKinds {
-		m[k.kind] = k.object()
+		o.Kinds[k.kind] = k.object()
+		if k.named {
+			o.Named[k.kind] = true
+		}
 	}
-	return m
+	return o
 }
 
 // A deployer keeps one resource's objects in a target cluster as render
@@ -77,9 +86,10 @@ type deployer struct {
 	// are not the provider's) and what must not lag behind deletions.
 	uncached              client.Reader
 	kind, namespace, name string
-	// indexed are the kinds kube finds by owner (clients.IndexOwner); the
-	// others by labels alone.
-	indexed map[string]bool
+	// followed are the kinds whose informers wake resources, and of those
+	// not named, that kube finds by owner (clients.IndexOwner); the others
+	// by labels alone.
+	followed map[string]bool
 }
 
 // wokenBy is true when objs hold an object that will wake the resource: of
@@ -89,7 +99,7 @@ func (d deployer) wokenBy(objs []client.Object) bool {
 	for _, o := range objs {
 		kind := o.GetObjectKind().GroupVersionKind().Kind
 		for _, k := range ownedKinds {
-			if k.kind == kind && k.reports && d.indexed[kind] {
+			if k.kind == kind && k.reports && d.followed[kind] {
 				return true
 			}
 		}
@@ -137,22 +147,11 @@ type liveState struct {
 func (d deployer) observe(ctx context.Context, desired []client.Object) (liveState, error) {
 	st := liveState{upToDate: true, objects: map[string]owned{}, live: map[string]client.Object{}}
 	for _, k := range ownedKinds {
-		l := k.list()
-		opts := []client.ListOption{client.InNamespace(d.namespace), client.MatchingLabels{
-			render.LabelKind: d.kind, render.LabelResource: d.name, render.LabelManagedBy: render.ManagedBy,
-		}}
-		if d.indexed[k.kind] {
-			opts = append(opts, client.MatchingFields{clients.IndexOwner: clients.OwnerKey(d.kind, d.name)})
-		}
-		if err := d.kube.List(ctx, l, opts...); err != nil {
-			return st, errors.Wrapf(err, errFmtList, k.kind)
-		}
-		items, err := apimeta.ExtractList(l)
+		objs, err := d.owned(ctx, k)
 		if err != nil {
-			return st, errors.Wrapf(err, errFmtList, k.kind)
+			return st, err
 		}
-		for _, item := range items {
-			o := item.(client.Object) //nolint:forcetypeassert // Items of these lists are objects.
+		for _, o := range objs {
 			st.objects[k.kind+"/"+o.GetName()] = owned{obj: o, build: k.build}
 		}
 	}
@@ -198,6 +197,55 @@ func (d deployer) observe(ctx context.Context, desired []client.Object) (liveSta
 	slices.Sort(st.differences)
 	st.upToDate = len(st.differences) == 0
 	return st, nil
+}
+
+// owned reads the resource's objects of a kind: for a named kind the one
+// named after the resource, when its labels say it is the resource's, and
+// for another those its labels find.
+func (d deployer) owned(ctx context.Context, k ownedKind) ([]client.Object, error) {
+	ours := map[string]string{render.LabelKind: d.kind, render.LabelResource: d.name, render.LabelManagedBy: render.ManagedBy}
+	if k.named {
+		o := k.object()
+		err := d.kube.Get(ctx, types.NamespacedName{Namespace: d.namespace, Name: d.name}, o)
+		switch {
+		case kerrors.IsNotFound(err):
+			return nil, nil
+		case err != nil:
+			return nil, errors.Wrapf(err, errFmtGet, k.kind+"/"+d.name)
+		case !carries(o, ours):
+			// Another's, which foreign tells of.
+			return nil, nil
+		}
+		return []client.Object{o}, nil
+	}
+	l := k.list()
+	opts := []client.ListOption{client.InNamespace(d.namespace), client.MatchingLabels(ours)}
+	if d.followed[k.kind] {
+		opts = append(opts, client.MatchingFields{clients.IndexOwner: clients.OwnerKey(d.kind, d.name)})
+	}
+	if err := d.kube.List(ctx, l, opts...); err != nil {
+		return nil, errors.Wrapf(err, errFmtList, k.kind)
+	}
+	items, err := apimeta.ExtractList(l)
+	if err != nil {
+		return nil, errors.Wrapf(err, errFmtList, k.kind)
+	}
+	objs := make([]client.Object, len(items))
+	for i, item := range items {
+		objs[i] = item.(client.Object) //nolint:forcetypeassert // Items of these lists are objects.
+	}
+	return objs, nil
+}
+
+// carries is true when o has each of labels.
+func carries(o client.Object, labels map[string]string) bool {
+	l := o.GetLabels()
+	for k, v := range labels {
+		if w, ok := l[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }
 
 // revision reads the latest Revision of the resource's Service when Knative

@@ -41,10 +41,6 @@ func listing(items map[string][]client.Object) test.MockListFn {
 			for _, o := range items["Trigger"] {
 				l.Items = append(l.Items, *o.(*eventingv1.Trigger)) //nolint:forcetypeassert // The test lists Triggers as Triggers.
 			}
-		case *servingv1.ServiceList:
-			for _, o := range items["Service"] {
-				l.Items = append(l.Items, *o.(*servingv1.Service)) //nolint:forcetypeassert // The test lists Services as Services.
-			}
 		}
 		return nil
 	})
@@ -73,10 +69,15 @@ func TestApplyErrors(t *testing.T) {
 		kube   *test.MockClient
 		want   error
 	}{
+		"GetFails": {
+			reason: "A read of the Service that fails stops the apply before anything is written, saying which object.",
+			kube:   &test.MockClient{MockGet: test.NewMockGetFn(errBoom)},
+			want:   errors.Wrapf(errBoom, errFmtGet, "Service/hello"),
+		},
 		"ListFails": {
 			reason: "A list that fails stops the apply before anything is written, saying which kind.",
-			kube:   &test.MockClient{MockList: test.NewMockListFn(errBoom)},
-			want:   errors.Wrapf(errBoom, errFmtList, "Service"),
+			kube:   &test.MockClient{MockGet: test.NewMockGetFn(notFound), MockList: test.NewMockListFn(errBoom)},
+			want:   errors.Wrapf(errBoom, errFmtList, "Trigger"),
 		},
 		"ApplyFails": {
 			reason: "An apply the API server refuses is returned with the object it was for.",
@@ -140,12 +141,17 @@ func TestRemoveErrors(t *testing.T) {
 	}{
 		"DeleteConflicts": {
 			reason: "A delete the API server refuses is returned with the object, so the reconcile tries again.",
-			kube:   &test.MockClient{MockList: listing(map[string][]client.Object{"Service": {svc}}), MockDelete: test.NewMockDeleteFn(conflict)},
-			want:   errors.Wrapf(conflict, errFmtDelete, "Service/hello"),
+			kube: &test.MockClient{
+				MockGet:    test.NewMockGetFn(nil, func(o client.Object) error { *o.(*servingv1.Service) = *svc; return nil }), //nolint:forcetypeassert // The Service is read by name as a Service.
+				MockList:   listing(nil),
+				MockDelete: test.NewMockDeleteFn(conflict),
+			},
+			want: errors.Wrapf(conflict, errFmtDelete, "Service/hello"),
 		},
 		"UsersUnknown": {
 			reason: "When the Broker's other users cannot be listed, the Broker stays.",
 			kube: &test.MockClient{
+				MockGet: test.NewMockGetFn(kerrors.NewNotFound(schema.GroupResource{Group: "serving.knative.dev", Resource: "services"}, "hello")),
 				MockList: func(_ context.Context, l client.ObjectList, _ ...client.ListOption) error {
 					if _, ok := l.(*eventingv1.TriggerList); ok {
 						return errBoom
@@ -188,11 +194,20 @@ func TestObserveErrors(t *testing.T) {
 			spec:   inline,
 			want:   errors.Wrap(errBoom, errGetJob),
 		},
+		"GetServiceFails": {
+			reason: "A Service that cannot be read is an error, not an absence: nothing is said of it.",
+			kube:   &test.MockClient{MockGet: test.NewMockGetFn(errBoom)},
+			spec:   image,
+			want:   errors.Wrapf(errBoom, errFmtGet, "Service/hello"),
+		},
 		"ListFails": {
 			reason: "Objects that cannot be listed are an error, not an absence: nothing is said of the Service.",
-			kube:   &test.MockClient{MockList: test.NewMockListFn(errBoom)},
-			spec:   image,
-			want:   errors.Wrapf(errBoom, errFmtList, "Service"),
+			kube: &test.MockClient{
+				MockGet:  test.NewMockGetFn(kerrors.NewNotFound(schema.GroupResource{Group: "serving.knative.dev", Resource: "services"}, "hello")),
+				MockList: test.NewMockListFn(errBoom),
+			},
+			spec: image,
+			want: errors.Wrapf(errBoom, errFmtList, "Trigger"),
 		},
 	}
 	for name, tc := range cases {

@@ -121,13 +121,13 @@ type Dependencies struct {
 // reconcile is logged in log.
 func DefaultDependencies(mgr ctrl.Manager, writes *clients.Writes, deny, allowTargets []netip.Prefix, log logging.Logger) Dependencies {
 	w := newWakes()
-	owned := clients.Owned{Kinds: ownedObjects(), Wake: w.wake}
+	owned := followOwned(w.wake)
 	return Dependencies{
 		Configs: clients.NewSecretCache(mgr.GetClient(), clients.DefaultSecretFreshness),
 		Targets: clients.NewCache(
 			clients.Target{Client: mgr.GetClient(), Uncached: mgr.GetAPIReader()},
 			clients.TargetClients(mgr, owned, log), source.SafeDialer(source.Policy{Deny: deny, Allow: allowTargets}),
-			clients.WithLocalIndex(func() map[string]bool {
+			clients.WithLocalFollow(func() map[string]bool {
 				return clients.FollowOwned(context.Background(), mgr.GetCache(), owned)
 			})),
 		Sources:   source.NewResolver(source.HTTPClient(source.SafeDialer(source.Policy{Deny: deny}))),
@@ -194,7 +194,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 		return nil, errors.Wrap(err, errTarget)
 	}
 	return timedClient[T]{times: c.times, TypedExternalClient: absentNoter[T]{absent: c.absent, TypedExternalClient: c.kind.external(connection{
-		deployer: deployer{kube: kube.Client, uncached: kube.Uncached, indexed: kube.Indexed, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()},
+		deployer: deployer{kube: kube.Client, uncached: kube.Uncached, followed: kube.Followed, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()},
 		defaults: cfg.Defaults, local: c.local, record: c.record, sources: c.deps.Sources, creates: c.creates,
 	})}}, nil
 }
