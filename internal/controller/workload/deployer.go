@@ -47,7 +47,7 @@ const fieldManagerPrefix = "provider-knative-lambda/"
 // exists. Of a named kind a resource owns one object, which render names
 // after it: a Service.
 var ownedKinds = []ownedKind{
-	{kind: "Service", object: func() client.Object { return &servingv1.Service{} }, list: func() client.ObjectList { return &servingv1.ServiceList{} }, reports: true, named: true},
+	{kind: "Service", object: func() client.Object { return &servingv1.Service{} }, reports: true, named: true},
 	{kind: "Trigger", object: func() client.Object { return &eventingv1.Trigger{} }, list: func() client.ObjectList { return &eventingv1.TriggerList{} }, reports: true},
 	{kind: "PingSource", object: func() client.Object { return &sourcesv1.PingSource{} }, list: func() client.ObjectList { return &sourcesv1.PingSourceList{} }, reports: true},
 	{kind: "Job", object: func() client.Object { return &batchv1.Job{} }, list: func() client.ObjectList { return &batchv1.JobList{} }, build: true, reports: true},
@@ -55,7 +55,8 @@ var ownedKinds = []ownedKind{
 	{kind: "NetworkPolicy", object: func() client.Object { return &networkingv1.NetworkPolicy{} }, list: func() client.ObjectList { return &networkingv1.NetworkPolicyList{} }, build: true},
 }
 
-// An ownedKind is a kind of object a resource owns alone.
+// An ownedKind is a kind of object a resource owns alone. A named kind
+// has no list: its one object is read by name.
 type ownedKind struct {
 	kind    string
 	object  func() client.Object
