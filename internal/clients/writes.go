@@ -34,6 +34,8 @@ type Writes struct {
 	// others, such as ProviderConfigUsages, are not kept.
 	kinds map[schema.GroupVersionKind]bool
 	last  map[writeKey]written
+	// swept is when writes older than the wait were last forgotten.
+	swept time.Time
 }
 
 type writeKey struct {
@@ -90,12 +92,14 @@ func (wr written) older(version string) bool {
 func (w *Writes) Seen(gvk schema.GroupVersionKind, key types.NamespacedName, version string, wake func()) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	now := w.now()
+	w.sweep(now)
 	k := writeKey{gvk, key}
 	last, ok := w.last[k]
 	if !ok {
 		return true
 	}
-	if version != "" && w.now().Sub(last.at) < w.wait && last.older(version) {
+	if version != "" && now.Sub(last.at) < w.wait && last.older(version) {
 		last.wake = wake
 		w.last[k] = last
 		return false
@@ -107,11 +111,33 @@ func (w *Writes) Seen(gvk schema.GroupVersionKind, key types.NamespacedName, ver
 // forget drops a write nothing needs to wait for any longer. w.mu is held.
 func (w *Writes) forget(k writeKey) {
 	delete(w.last, k)
+	w.shrink()
+}
+
+// shrink replaces an emptied map of writes. A map keeps the room it grew
+// to; a rush of 10,000 creates left 2.8 MB behind at rest. w.mu is held.
+func (w *Writes) shrink() {
 	if len(w.last) == 0 {
-		// A map keeps the room it grew to; a rush of 10,000 creates left
-		// 2.8 MB behind at rest.
 		w.last = map[writeKey]written{}
 	}
+}
+
+// sweep forgets, at most once a wait, every write older than the wait,
+// which no reconcile waits for any longer. A cache may deliver a write
+// before the write's own answer is recorded; Cached then never matches it,
+// and it is held until its resource's next reconcile, which at rest may be
+// minutes away. One such write keeps the room of a whole rush. w.mu is held.
+func (w *Writes) sweep(now time.Time) {
+	if now.Sub(w.swept) < w.wait {
+		return
+	}
+	w.swept = now
+	for k, wr := range w.last {
+		if now.Sub(wr.at) >= w.wait {
+			delete(w.last, k)
+		}
+	}
+	w.shrink()
 }
 
 // Cached tells that a cache delivered o of kind gvk at its version. Once

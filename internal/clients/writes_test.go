@@ -152,17 +152,23 @@ func TestWritesWake(t *testing.T) {
 }
 
 // TestWritesHoldOnlyUndelivered checks that a write is held only until a
-// cache delivers it: after a rush, Writes holds nothing for the resources
-// no reconcile has looked at since.
+// cache delivers it, or for the wait at most: after a rush, Writes holds
+// nothing for the resources no reconcile has looked at since.
 func TestWritesHoldOnlyUndelivered(t *testing.T) {
 	gvk := schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}
 	at := func(name, version string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: name, ResourceVersion: version}}
 	}
+	start := time.Date(2026, 11, 26, 13, 0, 0, 0, time.UTC)
 	cases := map[string]struct {
 		reason string
+		// early are delivered before the writes are recorded.
+		early  []*corev1.ConfigMap
 		cached []*corev1.ConfigMap
-		want   []string
+		// after is when a reconcile of another resource reads the cache,
+		// if one does.
+		after time.Duration
+		want  []string
 	}{
 		"NoneDelivered": {
 			reason: "Writes no cache has delivered are held.",
@@ -182,15 +188,43 @@ func TestWritesHoldOnlyUndelivered(t *testing.T) {
 			reason: "A later version holds the write too.",
 			cached: []*corev1.ConfigMap{at("a", "15"), at("b", "13")},
 		},
+		"DeliveredFirst": {
+			reason: "A write the cache delivered before it was recorded is held, until a reconcile of its resource or the wait.",
+			early:  []*corev1.ConfigMap{at("a", "12")},
+			cached: []*corev1.ConfigMap{at("b", "13")},
+			want:   []string{"a"},
+		},
+		"WithinTheWait": {
+			reason: "A reconcile of another resource within the wait forgets nothing it does not read.",
+			early:  []*corev1.ConfigMap{at("a", "12")},
+			after:  DefaultWriteWait - time.Second,
+			want:   []string{"a", "b"},
+		},
+		"AfterTheWait": {
+			reason: "A reconcile of another resource after the wait forgets every write older than the wait, which nothing waits for any longer.",
+			early:  []*corev1.ConfigMap{at("a", "12")},
+			after:  DefaultWriteWait,
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			now := start
 			w := NewWrites(DefaultWriteWait)
 			w.Follow(gvk)
+			w.now = func() time.Time { return now }
+			// The first read sweeps nothing older than the wait.
+			w.Seen(gvk, types.NamespacedName{Namespace: "team", Name: "other"}, "1", nil)
+			for _, o := range tc.early {
+				w.Cached(gvk, o)
+			}
 			w.wrote(gvk, at("a", "12"))
 			w.wrote(gvk, at("b", "13"))
 			for _, o := range tc.cached {
 				w.Cached(gvk, o)
+			}
+			if tc.after > 0 {
+				now = now.Add(tc.after)
+				w.Seen(gvk, types.NamespacedName{Namespace: "team", Name: "other"}, "1", nil)
 			}
 			var got []string
 			for k := range w.last {
