@@ -28,20 +28,9 @@ func TestCreateWritesTheFunctionTwice(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p, c, ns := newUnpolledScene(ctx, t, "finalizer-", providerOptions{})
-	fn, _ := createImageFunction(ctx, t, c, ns, "hello")
-	key := client.ObjectKeyFromObject(fn)
-	mg := &v1alpha1.LambdaFunction{}
-	wait.Until(ctx, t, "the create is recorded", func() string {
-		if err := c.Get(ctx, key, mg); err != nil {
-			return err.Error()
-		}
-		if _, ok := mg.GetAnnotations()[meta.AnnotationKeyExternalCreateSucceeded]; !ok {
-			return "no " + meta.AnnotationKeyExternalCreateSucceeded
-		}
-		return ""
-	})
-	if !slices.Contains(mg.GetFinalizers(), managed.FinalizerName) {
-		t.Fatalf("finalizers %v, want %s", mg.GetFinalizers(), managed.FinalizerName)
+	fn := createRecordedFunction(ctx, t, c, ns, "hello")
+	if !slices.Contains(fn.GetFinalizers(), managed.FinalizerName) {
+		t.Fatalf("finalizers %v, want %s", fn.GetFinalizers(), managed.FinalizerName)
 	}
 	if n := p.writes.to(http.MethodPut, ns, "lambdafunctions"); n != 2 {
 		t.Errorf("the function was written %d times before its create was recorded, want 2", n)
@@ -65,18 +54,8 @@ func TestPutBackFinalizerKeepsCreateNotes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, c, ns := newScene(ctx, t, "finalizer-back", keep)
-	fn, _ := createImageFunction(ctx, t, c, ns, "hello")
-	key := client.ObjectKeyFromObject(fn)
-	mg := &v1alpha1.LambdaFunction{}
-	wait.Until(ctx, t, "the create is recorded", func() string {
-		if err := c.Get(ctx, key, mg); err != nil {
-			return err.Error()
-		}
-		if _, ok := mg.GetAnnotations()[meta.AnnotationKeyExternalCreateSucceeded]; !ok {
-			return "no " + meta.AnnotationKeyExternalCreateSucceeded
-		}
-		return ""
-	})
+	mg := createRecordedFunction(ctx, t, c, ns, "hello")
+	key := client.ObjectKeyFromObject(mg)
 	notes := mg.GetAnnotations()
 	was := mg.DeepCopy()
 	mg.SetFinalizers(nil)
@@ -95,4 +74,22 @@ func TestPutBackFinalizerKeepsCreateNotes(t *testing.T) {
 	if diff := cmp.Diff(notes, mg.GetAnnotations()); diff != "" {
 		t.Errorf("annotations once the finalizer is back: -want, +got:\n%s", diff)
 	}
+}
+
+// createRecordedFunction creates an image function and returns it once the
+// managed reconciler has recorded that its create succeeded.
+func createRecordedFunction(ctx context.Context, t *testing.T, c client.Client, ns, name string) *v1alpha1.LambdaFunction {
+	t.Helper()
+	fn, _ := createImageFunction(ctx, t, c, ns, name)
+	mg := &v1alpha1.LambdaFunction{}
+	wait.Until(ctx, t, "the create is recorded", func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
+			return err.Error()
+		}
+		if _, ok := mg.GetAnnotations()[meta.AnnotationKeyExternalCreateSucceeded]; !ok {
+			return "no " + meta.AnnotationKeyExternalCreateSucceeded
+		}
+		return ""
+	})
+	return mg
 }
