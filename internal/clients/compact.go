@@ -62,16 +62,16 @@ func TransformCompact() toolscache.TransformFunc {
 	}
 }
 
-// CreateAnnotations are the notes crossplane-runtime's managed reconciler
+// createAnnotations are the notes crossplane-runtime's managed reconciler
 // writes of its creates: that one is under way, and that it succeeded or
 // failed.
-var CreateAnnotations = []string{
+var createAnnotations = []string{
 	xpmeta.AnnotationKeyExternalCreatePending,
 	xpmeta.AnnotationKeyExternalCreateSucceeded,
 	xpmeta.AnnotationKeyExternalCreateFailed,
 }
 
-// forgetCreates drops CreateAnnotations from a cached managed resource. The
+// forgetCreates drops createAnnotations from a cached managed resource. The
 // managed reconciler reads them only of a resource whose external name is
 // not deterministic, or after a create within its creation grace period;
 // the provider's have deterministic names and no grace period (see
@@ -86,7 +86,7 @@ func forgetCreates(o metav1.Object) {
 	if len(a) == 0 {
 		return
 	}
-	for _, k := range CreateAnnotations {
+	for _, k := range createAnnotations {
 		delete(a, k)
 	}
 	if len(a) == 0 {

@@ -61,7 +61,7 @@ func (f *createFinalizer) RemoveFinalizer(ctx context.Context, obj resource.Obje
 // A patchingFinalizer adds and removes the managed reconciler's finalizer
 // with a patch of the finalizers alone, where crossplane-runtime's
 // APIFinalizer writes the whole object. The caches drop the notes the
-// managed reconciler keeps of its creates (clients.CreateAnnotations), and a
+// managed reconciler keeps of its creates (clients.TransformCompact), and a
 // whole cached copy written back would drop them on the API server too. The
 // patch carries the resource version, so a stale copy meets a conflict as
 // an update would.

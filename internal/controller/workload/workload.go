@@ -240,7 +240,9 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 		managed.WithManagementPolicies(),
 		// Every object is named after the resource, never by the target
 		// cluster: no external-name annotation to write, and a create cut
-		// short can safely be tried again.
+		// short can safely be tried again. With this and no grace period
+		// the reconciler never reads its notes of creates, which the
+		// caches leave out (clients.TransformCompact).
 		managed.WithInitializers(),
 		managed.WithDeterministicExternalName(true),
 		// The grace period guards APIs that create under a new name each
@@ -265,7 +267,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
 		// The caches drop the managed reconciler's notes of its creates
-		// (clients.CreateAnnotations), so the note that a create succeeded,
+		// (clients.TransformCompact), so the note that a create succeeded,
 		// which this predicate passes, never wakes a resource: the objects
 		// it created do (see createdReconciler).
 		WithEventFilter(spare.filter(resource.DesiredStateChanged())).
