@@ -27,30 +27,21 @@ var (
 // names, help, labels and buckets, so that what reads them for any provider
 // reads them here. resourceTimes record them in its place.
 var (
-	firstTimeToReconcile = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Subsystem: "crossplane", Name: "managed_resource_first_time_to_reconcile_seconds",
-		Help:    "The time it took for a managed resource to be detected by the controller",
-		Buckets: reconcileBuckets,
-	}, []string{"gvk"})
-
-	firstTimeToReadiness = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Subsystem: "crossplane", Name: "managed_resource_first_time_to_readiness_seconds",
-		Help:    "The time it took for a managed resource to become ready first time after creation",
-		Buckets: lifeBuckets,
-	}, []string{"gvk"})
-
-	deletionTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Subsystem: "crossplane", Name: "managed_resource_deletion_seconds",
-		Help:    "The time it took for a managed resource to be deleted",
-		Buckets: lifeBuckets,
-	}, []string{"gvk"})
-
-	driftTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Subsystem: "crossplane", Name: "managed_resource_drift_seconds",
-		Help:    "ALPHA: How long since the previous successful reconcile when a resource was found to be out of sync; excludes restart of the provider",
-		Buckets: reconcileBuckets,
-	}, []string{"gvk"})
+	firstTimeToReconcile = managedHistogram("managed_resource_first_time_to_reconcile_seconds",
+		"The time it took for a managed resource to be detected by the controller", reconcileBuckets)
+	firstTimeToReadiness = managedHistogram("managed_resource_first_time_to_readiness_seconds",
+		"The time it took for a managed resource to become ready first time after creation", lifeBuckets)
+	deletionTime = managedHistogram("managed_resource_deletion_seconds",
+		"The time it took for a managed resource to be deleted", lifeBuckets)
+	driftTime = managedHistogram("managed_resource_drift_seconds",
+		"ALPHA: How long since the previous successful reconcile when a resource was found to be out of sync; excludes restart of the provider", reconcileBuckets)
 )
+
+// managedHistogram is one of crossplane-runtime's managed resource
+// histograms: in its subsystem, by gvk.
+func managedHistogram(name, help string, buckets []float64) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "crossplane", Name: name, Help: help, Buckets: buckets}, []string{"gvk"})
+}
 
 // timeHistograms are the four histograms resourceTimes observe.
 type timeHistograms struct {
