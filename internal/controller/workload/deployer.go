@@ -147,8 +147,9 @@ type liveState struct {
 // desired ones with them on the fields render sets.
 func (d deployer) observe(ctx context.Context, desired []client.Object) (liveState, error) {
 	st := liveState{upToDate: true, objects: map[string]owned{}, live: map[string]client.Object{}}
+	ours := map[string]string{render.LabelKind: d.kind, render.LabelResource: d.name, render.LabelManagedBy: render.ManagedBy}
 	for _, k := range ownedKinds {
-		objs, err := d.owned(ctx, k)
+		objs, err := d.owned(ctx, k, ours)
 		if err != nil {
 			return st, err
 		}
@@ -200,11 +201,10 @@ func (d deployer) observe(ctx context.Context, desired []client.Object) (liveSta
 	return st, nil
 }
 
-// owned reads the resource's objects of a kind: for a named kind the one
-// named after the resource, when its labels say it is the resource's, and
-// for another those its labels find.
-func (d deployer) owned(ctx context.Context, k ownedKind) ([]client.Object, error) {
-	ours := map[string]string{render.LabelKind: d.kind, render.LabelResource: d.name, render.LabelManagedBy: render.ManagedBy}
+// owned reads the resource's objects of a kind, which carry the labels
+// ours: for a named kind the one named after the resource, and for another
+// those the labels find.
+func (d deployer) owned(ctx context.Context, k ownedKind, ours map[string]string) ([]client.Object, error) {
 	if k.named {
 		o := k.object()
 		err := d.kube.Get(ctx, types.NamespacedName{Namespace: d.namespace, Name: d.name}, o)
