@@ -1,14 +1,12 @@
 package clients
 
 import (
-	"maps"
 	"unique"
 
 	xpmeta "github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
@@ -20,16 +18,14 @@ import (
 // TargetCacheOptions) and with one copy of what its objects repeat. A
 // decoded object holds its own copy of every label key and value,
 // annotation key, finalizer, owner's kind and condition word: each
-// function's Service, LambdaFunction and ProviderConfigUsage carry the same
-// few dozen, at rest, for as long as the provider runs. Annotation values,
-// mostly hashes and times that no two objects share, are left as they are,
-// and so is a label value that is the object's own name. Label maps that
-// objects repeat whole are kept once too, a Service's pods', and those of
-// the usages of one provider config, and so are the parts of a Service
-// that render writes alike for every function (see serviceParts).
+// function's Service and LambdaFunction carry the same few dozen, at rest,
+// for as long as the provider runs. Annotation values, mostly hashes and
+// times that no two objects share, are left as they are, and so is a label
+// value that is the object's own name. Label maps that objects repeat
+// whole are kept once too, a Service's pods', and so are the parts of a
+// Service that render writes alike for every function (see serviceParts).
 func TransformCompact() toolscache.TransformFunc {
 	strip := cache.TransformStripManagedFields()
-	usages := newKept(maps.Equal[map[string]string])
 	services := newServiceParts()
 	return func(in any) (any, error) {
 		in, err := strip(in)
@@ -46,11 +42,6 @@ func TransformCompact() toolscache.TransformFunc {
 		switch t := in.(type) {
 		case *servingv1.Service:
 			services.compact(t)
-		case *v1alpha1.ProviderConfigUsage:
-			// The usages of one provider config carry the same labels,
-			// its name and kind, and every resource has a usage.
-			t.Labels = usages.shared(t.Labels)
-			compactUsage(t)
 		case *v1alpha1.LambdaFunction:
 			forgetCreates(t)
 			compactManaged(&t.Spec.ManagedResourceSpec, &t.Status.ManagedResourceStatus, &t.Status.AtProvider.WorkloadObservation)
@@ -91,25 +82,6 @@ func forgetCreates(o metav1.Object) {
 	}
 	if len(a) == 0 {
 		o.SetAnnotations(nil)
-	}
-}
-
-// compactUsage keeps once what crossplane-runtime's tracker writes alike
-// into the usages of one provider config and one kind, and shares within a
-// usage what it writes twice: a usage is named after its resource's UID,
-// and its resource reference names the resource its owner reference does.
-func compactUsage(u *v1alpha1.ProviderConfigUsage) {
-	pc, res := &u.ProviderConfigReference, &u.ResourceReference
-	pc.Name, pc.Kind = canonical(pc.Name), canonical(pc.Kind)
-	res.APIVersion, res.Kind = canonical(res.APIVersion), canonical(res.Kind)
-	for i := range u.OwnerReferences {
-		o := &u.OwnerReferences[i]
-		if string(o.UID) == u.Name {
-			o.UID = types.UID(u.Name)
-		}
-		if o.Name == res.Name {
-			res.Name = o.Name
-		}
 	}
 }
 

@@ -193,58 +193,9 @@ func TestTransformCompactSharesPodLabels(t *testing.T) {
 	}
 }
 
-// decodedUsage is a ProviderConfigUsage of the provider config pc, as the
-// API server sends it.
-func decodedUsage(t *testing.T, name, pc string) *v1alpha1.ProviderConfigUsage {
-	t.Helper()
-	u := &v1alpha1.ProviderConfigUsage{}
-	raw := `{"apiVersion": "lambda.m.crossplane.io/v1alpha1", "kind": "ProviderConfigUsage",
-  "metadata": {"name": "` + name + `", "namespace": "team", "labels": {"crossplane.io/provider-config": "` + pc + `", "crossplane.io/provider-config-kind": "ProviderConfig"}}}`
-	if err := json.Unmarshal([]byte(raw), u); err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
-
 // oneMap is true when a and b are one map, not two of the same content.
 func oneMap(a, b map[string]string) bool {
 	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
-}
-
-// TestTransformCompactSharesUsageLabels decodes usages as their watch
-// would, one at a time, and checks that the usages of one provider config
-// share one label map after the transform, and those of another do not.
-func TestTransformCompactSharesUsageLabels(t *testing.T) {
-	transform := TransformCompact()
-	configOf := map[string]string{"a1": "default", "a2": "default", "b1": "remote"}
-	usages := map[string]*v1alpha1.ProviderConfigUsage{}
-	for name, pc := range configOf {
-		usages[name] = decodedUsage(t, name, pc)
-	}
-	for _, name := range []string{"a1", "b1", "a2"} {
-		if _, err := transform(usages[name]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cases := map[string]struct {
-		reason string
-		x, y   string
-		want   bool
-	}{
-		"SameConfig":  {reason: "The usages of one provider config carry one label set; one map serves them.", x: "a1", y: "a2", want: true},
-		"OtherConfig": {reason: "A usage of another provider config keeps its own labels.", x: "a1", y: "b1", want: false},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			x, y := usages[tc.x], usages[tc.y]
-			if got := oneMap(x.Labels, y.Labels); got != tc.want {
-				t.Errorf("%s\n%s and %s share one label map: want %t, got %t", tc.reason, tc.x, tc.y, tc.want, got)
-			}
-			if diff := cmp.Diff(decodedUsage(t, tc.y, configOf[tc.y]).Labels, y.Labels); diff != "" {
-				t.Errorf("%s\n%s's labels: -want, +got:\n%s", tc.reason, tc.y, diff)
-			}
-		})
-	}
 }
 
 func TestKeptStartsAgainWhenFull(t *testing.T) {
@@ -421,54 +372,6 @@ func TestTransformCompactSharesManagedWords(t *testing.T) {
 	}
 	if sameString(at.LatestReadyRevision, b.Status.AtProvider.LatestReadyRevision) {
 		t.Error("the two functions share their Revision's name; a copy kept for every name costs more than it saves")
-	}
-}
-
-// TestTransformCompactSharesWithinUsage decodes two usages of one provider
-// config as their watch would, and checks which strings they share after
-// the transform, which a usage shares within itself, and that each still
-// holds what it was sent.
-func TestTransformCompactSharesWithinUsage(t *testing.T) {
-	decoded := func(name, uid string) *v1alpha1.ProviderConfigUsage {
-		u := &v1alpha1.ProviderConfigUsage{}
-		raw := `{"metadata": {"name": "` + uid + `", "namespace": "team",
-    "ownerReferences": [{"apiVersion": "lambda.m.crossplane.io/v1alpha1", "kind": "LambdaFunction", "name": "` + name + `", "uid": "` + uid + `", "controller": true}]},
-  "providerConfigRef": {"kind": "ProviderConfig", "name": "default"},
-  "resourceRef": {"apiVersion": "lambda.m.crossplane.io/v1alpha1", "kind": "LambdaFunction", "name": "` + name + `"}}`
-		if err := json.Unmarshal([]byte(raw), u); err != nil {
-			t.Fatal(err)
-		}
-		return u
-	}
-	a, b := decoded("hello", "7ad538dd"), decoded("world", "0281545a")
-	transform := TransformCompact()
-	for _, u := range []*v1alpha1.ProviderConfigUsage{a, b} {
-		if _, err := transform(u); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if diff := cmp.Diff(decoded("world", "0281545a"), b); diff != "" {
-		t.Errorf("usage: -want, +got:\n%s", diff)
-	}
-	for what, pair := range map[string][2]string{
-		"provider config":       {a.ProviderConfigReference.Name, b.ProviderConfigReference.Name},
-		"provider config kind":  {a.ProviderConfigReference.Kind, b.ProviderConfigReference.Kind},
-		"resource's apiVersion": {a.ResourceReference.APIVersion, b.ResourceReference.APIVersion},
-		"resource's kind":       {a.ResourceReference.Kind, b.ResourceReference.Kind},
-	} {
-		if !sameString(pair[0], pair[1]) {
-			t.Errorf("the two usages hold two copies of the %s %q, want one", what, pair[0])
-		}
-	}
-	owner := a.OwnerReferences[0]
-	within := map[string][2]string{
-		"its name and its owner's UID":             {a.Name, string(owner.UID)},
-		"its resource's name and its owner's name": {a.ResourceReference.Name, owner.Name},
-	}
-	for what, pair := range within {
-		if !sameString(pair[0], pair[1]) {
-			t.Errorf("the usage holds two copies of %s %q, want one", what, pair[0])
-		}
 	}
 }
 

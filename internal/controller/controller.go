@@ -20,7 +20,9 @@ func SetupGated(mgr ctrl.Manager, o controller.Options, deps workload.Dependenci
 	}
 	workload.ObserveResources(mgr.GetCache())
 	for _, setup := range []func(ctrl.Manager, controller.Options) error{
-		config.SetupGated,
+		func(m ctrl.Manager, o controller.Options) error {
+			return config.SetupGated(m, o, deps.Usages)
+		},
 		func(m ctrl.Manager, o controller.Options) error {
 			return workload.SetupGated(m, o, deps, workload.LambdaFunction)
 		},

@@ -28,6 +28,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/gated"
+	"github.com/knative-lambda/provider-knative-lambda/internal/controller/usage"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
@@ -109,6 +110,9 @@ type Dependencies struct {
 	// Polls spread the polls of many resources; nil polls each at the
 	// poll interval.
 	Polls *Polls
+	// Usages record which provider config each resource uses; the
+	// provider configs' controllers fill them.
+	Usages *usage.Usages
 	// wakes reconciles a resource when one of its objects changes.
 	wakes *wakes
 }
@@ -134,6 +138,7 @@ func DefaultDependencies(mgr ctrl.Manager, writes *clients.Writes, deny, allowTa
 		BuildDeny: source.BuildDeny(deny),
 		BusyPoll:  DefaultBusyPoll,
 		Writes:    writes,
+		Usages:    usage.New(usage.DefaultSettle),
 		wakes:     w,
 	}
 }
@@ -165,7 +170,7 @@ type connector[T resource.ModernManaged] struct {
 	kind   Kind[T]
 	local  client.Client
 	record event.Recorder
-	usage  *resource.ProviderConfigUsageTracker
+	usage  *usage.Tracker
 	deps   Dependencies
 	// creates, when set, note the creates whose requeue is dropped.
 	creates *creates
@@ -227,7 +232,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 			kind:    k,
 			local:   mgr.GetClient(),
 			record:  record,
-			usage:   resource.NewProviderConfigUsageTracker(mgr.GetClient(), &v1alpha1.ProviderConfigUsage{}),
+			usage:   usage.NewTracker(deps.Usages, mgr.GetClient(), mgr.GetAPIReader()),
 			deps:    deps,
 			creates: created,
 			absent:  finalizer.absent,
