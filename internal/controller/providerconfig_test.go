@@ -90,3 +90,66 @@ func TestProviderConfigCountsUsers(t *testing.T) {
 	retire(fns[1:]...)
 	wait.Until(ctx, t, "the provider config is gone with its last user", func() string { return gone(ctx, c, pc) })
 }
+
+// TestUsageDeletedIsMadeAgain checks that the provider's record of usages
+// follows the API server: a function whose usage was deleted by hand makes
+// it again at its next reconcile, where a record that missed the deletion
+// would say the usage is there and leave its config free to be deleted.
+func TestUsageDeletedIsMadeAgain(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p := startProvider(t, providerOptions{})
+	c := p.kube
+	ns := testkit.Namespace(ctx, t, c, "usage-", "")
+	newProviderConfig(ctx, t, c, ns)
+	fn := testkit.ImageFunction(ns, "hello")
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	usage := func() (*v1alpha1.ProviderConfigUsage, string) {
+		l := &v1alpha1.ProviderConfigUsageList{}
+		if err := c.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return nil, err.Error()
+		}
+		if len(l.Items) != 1 {
+			return nil, fmt.Sprintf("%d usages, want 1", len(l.Items))
+		}
+		return &l.Items[0], ""
+	}
+	var was *v1alpha1.ProviderConfigUsage
+	wait.Until(ctx, t, "the function records its usage", func() (msg string) {
+		was, msg = usage()
+		return msg
+	})
+	if err := c.Delete(ctx, was); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, "the usage is gone", func() string {
+		if u, _ := usage(); u != nil && u.UID == was.UID {
+			return "the deleted usage is still listed"
+		}
+		return ""
+	})
+	// A new label is a change of the function's desired state: it is
+	// reconciled at once, not at its next poll.
+	if err := c.Get(ctx, client.ObjectKeyFromObject(fn), fn); err != nil {
+		t.Fatal(err)
+	}
+	fn.SetLabels(map[string]string{"touched": "yes"})
+	if err := c.Update(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, "the function records its usage again", func() string {
+		u, msg := usage()
+		if u == nil {
+			return msg
+		}
+		if u.UID == was.UID {
+			return "the deleted usage is still listed"
+		}
+		if u.ResourceReference.Name != fn.Name || u.ProviderConfigReference.Name != "default" {
+			return fmt.Sprintf("usage of %s by %s, want of default by %s", u.ProviderConfigReference.Name, u.ResourceReference.Name, fn.Name)
+		}
+		return ""
+	})
+}
