@@ -10,6 +10,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -147,7 +148,7 @@ type liveState struct {
 // desired ones with them on the fields render sets.
 func (d deployer) observe(ctx context.Context, desired []client.Object) (liveState, error) {
 	st := liveState{upToDate: true, objects: map[string]owned{}, live: map[string]client.Object{}}
-	ours := map[string]string{render.LabelKind: d.kind, render.LabelResource: d.name, render.LabelManagedBy: render.ManagedBy}
+	ours := labels.SelectorFromValidatedSet(labels.Set{render.LabelKind: d.kind, render.LabelResource: d.name, render.LabelManagedBy: render.ManagedBy})
 	for _, k := range ownedKinds {
 		objs, err := d.owned(ctx, k, ours)
 		if err != nil {
@@ -201,10 +202,10 @@ func (d deployer) observe(ctx context.Context, desired []client.Object) (liveSta
 	return st, nil
 }
 
-// owned reads the resource's objects of a kind, which carry the labels
-// ours: for a named kind the one named after the resource, and for another
-// those the labels find.
-func (d deployer) owned(ctx context.Context, k ownedKind, ours map[string]string) ([]client.Object, error) {
+// owned reads the resource's objects of a kind, whose labels ours
+// matches: for a named kind the one named after the resource, and for
+// another those ours finds.
+func (d deployer) owned(ctx context.Context, k ownedKind, ours labels.Selector) ([]client.Object, error) {
 	if k.named {
 		o := k.object()
 		err := d.kube.Get(ctx, types.NamespacedName{Namespace: d.namespace, Name: d.name}, o)
@@ -213,14 +214,14 @@ func (d deployer) owned(ctx context.Context, k ownedKind, ours map[string]string
 			return nil, nil
 		case err != nil:
 			return nil, errors.Wrapf(err, errFmtGet, k.kind+"/"+d.name)
-		case !carries(o, ours):
+		case !ours.Matches(labels.Set(o.GetLabels())):
 			// Another's, which foreign tells of.
 			return nil, nil
 		}
 		return []client.Object{o}, nil
 	}
 	l := k.list()
-	opts := []client.ListOption{client.InNamespace(d.namespace), client.MatchingLabels(ours)}
+	opts := []client.ListOption{client.InNamespace(d.namespace), client.MatchingLabelsSelector{Selector: ours}}
 	if d.followed[k.kind] {
 		opts = append(opts, client.MatchingFields{clients.IndexOwner: clients.OwnerKey(d.kind, d.name)})
 	}
@@ -236,17 +237,6 @@ func (d deployer) owned(ctx context.Context, k ownedKind, ours map[string]string
 		objs[i] = item.(client.Object) //nolint:forcetypeassert // Items of these lists are objects.
 	}
 	return objs, nil
-}
-
-// carries is true when o has each of labels.
-func carries(o client.Object, labels map[string]string) bool {
-	l := o.GetLabels()
-	for k, v := range labels {
-		if w, ok := l[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // revision reads the latest Revision of the resource's Service when Knative
