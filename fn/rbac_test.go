@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
@@ -81,7 +83,10 @@ func TestCrossplaneClusterRole(t *testing.T) {
 		ask{schema.GroupVersionResource{Version: "v1", Resource: "nodes"}, "list"},
 		ask{schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}, "create"},
 	)
-	check := func(a ask, want bool) {
+	// The API server's authorizer learns of the new binding through its
+	// own informer: what is allowed is asked until it is, what is denied
+	// once after that.
+	review := func(a ask, want bool) string {
 		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User: user,
 			ResourceAttributes: &authorizationv1.ResourceAttributes{
@@ -93,14 +98,17 @@ func TestCrossplaneClusterRole(t *testing.T) {
 			t.Fatal(err)
 		}
 		if sar.Status.Allowed != want {
-			t.Errorf("%s %s: allowed %t, want %t", a.verb, a.gvr, sar.Status.Allowed, want)
+			return fmt.Sprintf("%s %s: allowed %t, want %t", a.verb, a.gvr, sar.Status.Allowed, want)
 		}
+		return ""
 	}
 	for _, a := range allowed {
-		check(a, true)
+		wait.Until(ctx, t, a.verb+" "+a.gvr.String()+" is allowed", func() string { return review(a, true) })
 	}
 	for _, a := range denied {
-		check(a, false)
+		if msg := review(a, false); msg != "" {
+			t.Error(msg)
+		}
 	}
 }
 

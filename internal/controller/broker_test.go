@@ -36,8 +36,7 @@ func TestSharedBroker(t *testing.T) {
 	}
 
 	// Two users of one Broker do not take it from each other at rest.
-	time.Sleep(2 * testPoll)
-	before := p.writes.in(ns)
+	before := p.writes.settled(ctx, t, ns)
 	time.Sleep(4 * testPoll)
 	if n := p.writes.in(ns) - before; n != 0 {
 		t.Errorf("two functions sharing a Broker made %d write requests at rest; want 0", n)

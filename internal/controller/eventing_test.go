@@ -109,7 +109,7 @@ func TestEventingFailures(t *testing.T) {
 // TestDeadLetterSinkDefault checks that a ProviderConfig's dead-letter sink
 // reaches the Triggers of a function that names none.
 func TestDeadLetterSinkDefault(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, c, ns := newScene(ctx, t, "dead-letters", keep)
 	const sink = "http://dead-letters.platform.svc.cluster.local"
@@ -143,7 +143,7 @@ func TestDeadLetterSinkDefault(t *testing.T) {
 // RabbitmqCluster a Broker's spec.config names, as its broker reconciler
 // reports it, and checks that the function names the Broker and why.
 func TestRabbitMQBrokerFailure(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p, c, ns := newScene(ctx, t, "rabbitmq", keep)
 	p.eventing.Leave("orders")
@@ -239,8 +239,7 @@ func TestRabbitMQBrokerConfig(t *testing.T) {
 	}
 
 	// The shared objects read back as applied: nothing is written at rest.
-	time.Sleep(2 * testPoll)
-	before := p.writes.in(ns)
+	before := p.writes.settled(ctx, t, ns)
 	time.Sleep(4 * testPoll)
 	if n := p.writes.in(ns) - before; n != 0 {
 		t.Errorf("a function on a RabbitMQ Broker made %d write requests at rest; want 0", n)

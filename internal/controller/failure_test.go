@@ -109,7 +109,7 @@ func TestBuildFailure(t *testing.T) {
 // TestObserveOnly checks that a resource the provider may only observe gets
 // nothing written to its target cluster.
 func TestObserveOnly(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, c, ns := newScene(ctx, t, "observe", keep)
 	fn := newFunction(ns, "watched", "def handler(e, c):\n    return 0\n")

@@ -193,8 +193,7 @@ func TestFunctionLifecycle(t *testing.T) {
 
 	// At rest, the provider writes nothing, poll after poll. It did write to
 	// get here, so the counter is known to count.
-	time.Sleep(2 * testPoll)
-	before := p.writes.in(ns)
+	before := p.writes.settled(ctx, t, ns)
 	if before == 0 {
 		t.Fatal("no write request was counted while creating the function; the count below would prove nothing")
 	}

@@ -118,6 +118,24 @@ func (w *writeCounter) in(ns string) int {
 	return sum
 }
 
+// settled waits until nothing was written in ns for two polls, and returns
+// the writes so far. The writes that led a resource to rest land a little
+// after it reads Ready: its events, and its config's count of users a
+// second after its usage. A provider that never stops writing fails it.
+func (w *writeCounter) settled(ctx context.Context, t *testing.T, ns string) int {
+	t.Helper()
+	n := w.in(ns)
+	wait.Until(ctx, t, "the provider's writes settle", func() string {
+		time.Sleep(2 * testPoll)
+		was := n
+		if n = w.in(ns); n != was {
+			return fmt.Sprintf("%d more writes in two polls", n-was)
+		}
+		return ""
+	})
+	return n
+}
+
 // countingTransport counts requests that are not reads.
 type countingTransport struct {
 	next   http.RoundTripper

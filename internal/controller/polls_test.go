@@ -19,7 +19,7 @@ import (
 // come and go. Other tests' resources share the API server, so the count is
 // compared with what the API server lists.
 func TestPollsCountResources(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// One poll a second for all resources: an interval of 0 stretches to
 	// as many seconds as there are resources.

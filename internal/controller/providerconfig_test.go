@@ -22,7 +22,7 @@ import (
 // after a burst of usages rather than once per usage, and that it stays
 // while in use when deleted.
 func TestProviderConfigCountsUsers(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p := startProvider(t, providerOptions{})
 	c := p.kube
@@ -96,7 +96,7 @@ func TestProviderConfigCountsUsers(t *testing.T) {
 // it again at its next reconcile, where a record that missed the deletion
 // would say the usage is there and leave its config free to be deleted.
 func TestUsageDeletedIsMadeAgain(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p := startProvider(t, providerOptions{})
 	c := p.kube
@@ -132,13 +132,9 @@ func TestUsageDeletedIsMadeAgain(t *testing.T) {
 	})
 	// A new label is a change of the function's desired state: it is
 	// reconciled at once, not at its next poll.
-	if err := c.Get(ctx, client.ObjectKeyFromObject(fn), fn); err != nil {
-		t.Fatal(err)
-	}
-	fn.SetLabels(map[string]string{"touched": "yes"})
-	if err := c.Update(ctx, fn); err != nil {
-		t.Fatal(err)
-	}
+	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(f *v1alpha1.LambdaFunction) {
+		f.SetLabels(map[string]string{"touched": "yes"})
+	})
 	wait.Until(ctx, t, "the function records its usage again", func() string {
 		u, msg := usage()
 		if u == nil {

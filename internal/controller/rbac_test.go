@@ -206,7 +206,7 @@ func TestProviderRBAC(t *testing.T) {
 // service account may do with the generated roles bound, for a sample of
 // what it must never do.
 func TestProviderClusterRoleDenies(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := adminClient(t)
 	ns := testkit.Namespace(ctx, t, admin, "rbac-served-", "")
@@ -236,7 +236,7 @@ func TestProviderClusterRoleDenies(t *testing.T) {
 // service account may then do: the Secrets of the namespace it binds, and
 // with leader election its leases in Crossplane's namespace, nowhere else.
 func TestExampleRBAC(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := adminClient(t)
 	grantProvider(ctx, t, admin)

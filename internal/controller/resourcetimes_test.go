@@ -26,7 +26,7 @@ import (
 // its deletion. Tests run one at a time, so only this one's function adds
 // samples meanwhile.
 func TestResourceTimesFollowAFunction(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p := startProvider(t, providerOptions{stateMetrics: statemetrics.NewMRStateMetrics()})
 	c := p.kube

@@ -14,7 +14,7 @@ import (
 // may pass (so it retries): a missing ref, key or prefix is the first; a
 // server that went away is the second.
 func TestSourceErrorsClassified(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	g := startGitServer(t)
 	s3 := startS3Server(t)

@@ -22,7 +22,7 @@ import (
 // spare token up to a poll interval, an hour here, so any of them taken
 // for a poll fails the test.
 func TestChangesGoBeforePolls(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	limiter := ratelimiter.NewGlobal(testRate)
 	saturate(ctx, limiter)

@@ -26,7 +26,7 @@ import (
 // they change, against what the API server lists: other tests' functions
 // share it.
 func TestStateMetricsFollowResources(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	sm := statemetrics.NewMRStateMetrics()
 	p := startProvider(t, providerOptions{stateMetrics: sm})

@@ -152,7 +152,7 @@ func revisionImage(ctx context.Context, t *testing.T, c client.Client, ns, name 
 // (as when chaos kills the API server), is finished by the next play, as
 // Knative's revision reconciler would, instead of reading as a failure.
 func TestPlayedRolloutResumes(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, c, ns := newScene(ctx, t, "resume", keep)
 	fn := newImageFunction(ns, "resumed")
