@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -47,6 +48,10 @@ import (
 var controlPlane local.Shared
 
 func TestMain(m *testing.M) {
+	// The provider's own logs go where each test's providerOptions say;
+	// controller-runtime's would otherwise warn, with a stack, that none
+	// was set.
+	ctrl.SetLogger(logr.Discard())
 	os.Exit(controlPlane.Run(m))
 }
 
