@@ -24,10 +24,7 @@ import (
 func TestProviderConfigCountsUsers(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p := startProvider(t, providerOptions{})
-	c := p.kube
-	ns := testkit.Namespace(ctx, t, c, "users-", "")
-	newProviderConfig(ctx, t, c, ns)
+	_, c, ns := newScene(ctx, t, "users", keep)
 	pc := &v1alpha1.ProviderConfig{}
 	users := func(want int64) func() string {
 		return func() string {
@@ -98,10 +95,7 @@ func TestProviderConfigCountsUsers(t *testing.T) {
 func TestUsageDeletedIsMadeAgain(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p := startProvider(t, providerOptions{})
-	c := p.kube
-	ns := testkit.Namespace(ctx, t, c, "usage-", "")
-	newProviderConfig(ctx, t, c, ns)
+	_, c, ns := newScene(ctx, t, "usage", keep)
 	fn := testkit.ImageFunction(ns, "hello")
 	if err := c.Create(ctx, fn); err != nil {
 		t.Fatal(err)
