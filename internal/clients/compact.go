@@ -3,7 +3,6 @@ package clients
 import (
 	"unique"
 
-	xpmeta "github.com/crossplane/crossplane-runtime/v2/pkg/meta"
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,38 +49,6 @@ func TransformCompact() toolscache.TransformFunc {
 			compactManaged(&t.Spec.ManagedResourceSpec, &t.Status.ManagedResourceStatus, &t.Status.AtProvider)
 		}
 		return in, nil
-	}
-}
-
-// createAnnotations are the notes crossplane-runtime's managed reconciler
-// writes of its creates: that one is under way, and that it succeeded or
-// failed.
-var createAnnotations = []string{
-	xpmeta.AnnotationKeyExternalCreatePending,
-	xpmeta.AnnotationKeyExternalCreateSucceeded,
-	xpmeta.AnnotationKeyExternalCreateFailed,
-}
-
-// forgetCreates drops createAnnotations from a cached managed resource. The
-// managed reconciler reads them only of a resource whose external name is
-// not deterministic, or after a create within its creation grace period;
-// the provider's have deterministic names and no grace period (see
-// workload.Setup). Their times are each resource's own, and with them most
-// resources hold an annotation map that nothing here reads: some 400 bytes
-// a function, at rest. The API server keeps them: the provider writes a
-// managed resource from a cached copy only to add or remove its finalizer,
-// with a patch of the finalizers alone, and in a create, which writes the
-// pending note anew and the succeeded one on the copy the server returned.
-func forgetCreates(o metav1.Object) {
-	a := o.GetAnnotations()
-	if len(a) == 0 {
-		return
-	}
-	for _, k := range createAnnotations {
-		delete(a, k)
-	}
-	if len(a) == 0 {
-		o.SetAnnotations(nil)
 	}
 }
 

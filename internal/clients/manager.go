@@ -45,14 +45,14 @@ func TargetCacheOptions() cache.Options {
 }
 
 // ManagerClient makes the manager's client: status updates that would
-// change nothing are not sent, and the resource version of every write is
-// recorded in w.
+// change nothing are not sent, no update carries crossplane-runtime's notes
+// of creates, and the resource version of every write is recorded in w.
 func ManagerClient(w *Writes) client.NewClientFunc {
 	return func(cfg *rest.Config, o client.Options) (client.Client, error) {
 		c, err := client.New(cfg, o)
 		if err != nil {
 			return nil, err
 		}
-		return NoopStatusSkipper{Client: NewWriteRecorder(c, w)}, nil
+		return NoopStatusSkipper{Client: CreateNotesDropper{Client: NewWriteRecorder(c, w)}}, nil
 	}
 }

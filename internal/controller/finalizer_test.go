@@ -18,13 +18,14 @@ import (
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 )
 
-// TestCreateWritesTheFunctionTwice checks that the provider writes a new
-// function twice on its way to creating its objects, the managed
-// reconciler's notes that a create is pending and that it succeeded, and
-// that the first carries the finalizer, which then does its work: the
-// finalizer used to take a write of its own, and in a rush every write
-// waits on the client's rate limit.
-func TestCreateWritesTheFunctionTwice(t *testing.T) {
+// TestCreateWritesTheFunctionOnce checks that the provider writes a new
+// function once on its way to creating its objects, the managed
+// reconciler's write before a create, which carries the finalizer, and
+// that the finalizer then does its work. The finalizer used to take a
+// write of its own, and the note that the create succeeded another; in a
+// rush every write waits on the client's rate limit. Neither note of the
+// create is left on the function.
+func TestCreateWritesTheFunctionOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p, c, ns := newUnpolledScene(ctx, t, "finalizer-", providerOptions{})
@@ -32,8 +33,13 @@ func TestCreateWritesTheFunctionTwice(t *testing.T) {
 	if !slices.Contains(fn.GetFinalizers(), managed.FinalizerName) {
 		t.Fatalf("finalizers %v, want %s", fn.GetFinalizers(), managed.FinalizerName)
 	}
-	if n := p.writes.to(http.MethodPut, ns, "lambdafunctions"); n != 2 {
-		t.Errorf("the function was written %d times before its create was recorded, want 2", n)
+	if n := p.writes.to(http.MethodPut, ns, "lambdafunctions"); n != 1 {
+		t.Errorf("the function was written %d times before its create was recorded, want 1", n)
+	}
+	for _, k := range createNotes {
+		if v, ok := fn.GetAnnotations()[k]; ok {
+			t.Errorf("the function carries %s: %s", k, v)
+		}
 	}
 
 	if err := c.Delete(ctx, fn); err != nil {
@@ -49,15 +55,19 @@ func TestCreateWritesTheFunctionTwice(t *testing.T) {
 
 // TestPutBackFinalizerKeepsCreateNotes removes a function's finalizer and
 // checks that the provider puts it back without writing away the managed
-// reconciler's notes of the function's create, which its cache drops.
+// reconciler's notes of the function's create, which an earlier provider
+// wrote and its cache drops.
 func TestPutBackFinalizerKeepsCreateNotes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, c, ns := newScene(ctx, t, "finalizer-back", keep)
 	mg := createRecordedFunction(ctx, t, c, ns, "hello")
 	key := client.ObjectKeyFromObject(mg)
-	notes := mg.GetAnnotations()
 	was := mg.DeepCopy()
+	at := time.Now().Add(-time.Hour)
+	meta.SetExternalCreatePending(mg, at)
+	meta.SetExternalCreateSucceeded(mg, at)
+	notes := mg.GetAnnotations()
 	mg.SetFinalizers(nil)
 	if err := c.Patch(ctx, mg, client.MergeFrom(was)); err != nil {
 		t.Fatal(err)
@@ -76,20 +86,25 @@ func TestPutBackFinalizerKeepsCreateNotes(t *testing.T) {
 	}
 }
 
+// createNotes are the managed reconciler's notes of a resource's creates.
+var createNotes = []string{meta.AnnotationKeyExternalCreatePending, meta.AnnotationKeyExternalCreateSucceeded, meta.AnnotationKeyExternalCreateFailed}
+
 // createRecordedFunction creates an image function and returns it once the
-// managed reconciler has recorded that its create succeeded.
+// managed reconciler has recorded that its create succeeded, with the event
+// it records after the create's last write.
 func createRecordedFunction(ctx context.Context, t *testing.T, c client.Client, ns, name string) *v1alpha1.LambdaFunction {
 	t.Helper()
 	fn, _ := createImageFunction(ctx, t, c, ns, name)
-	mg := &v1alpha1.LambdaFunction{}
+	fn.SetGroupVersionKind(v1alpha1.LambdaFunctionGroupVersionKind)
 	wait.Until(ctx, t, "the create is recorded", func() string {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
-			return err.Error()
-		}
-		if _, ok := mg.GetAnnotations()[meta.AnnotationKeyExternalCreateSucceeded]; !ok {
-			return "no " + meta.AnnotationKeyExternalCreateSucceeded
+		if !eventReasons(ctx, t, c, fn)["CreatedExternalResource"] {
+			return "no CreatedExternalResource event"
 		}
 		return ""
 	})
+	mg := &v1alpha1.LambdaFunction{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
+		t.Fatal(err)
+	}
 	return mg
 }

@@ -17,11 +17,12 @@ const errPatchFinalizers = "cannot patch the resource's finalizers"
 // A createFinalizer is the managed reconciler's finalizer, except that it
 // only adds the finalizer to a resource whose objects its reconcile just
 // found absent, and leaves the write to the managed reconciler: when it goes
-// on to create them, it first writes the resource with the annotation that
-// says a create is pending, finalizer and all, and creates nothing should
-// that write fail. A resource it does not create has nothing to finalize
-// yet. That spares each new resource one of the six writes of its first
-// reconcile, which in a rush all wait on the client's rate limit.
+// on to create them, it first writes the resource, finalizer and all, with
+// the note that a create is pending (which clients.CreateNotesDropper leaves
+// out), and creates nothing should that write fail. A resource it does not
+// create has nothing to finalize yet. That spares each new resource one of
+// the six writes of its first reconcile, which in a rush all wait on the
+// client's rate limit.
 type createFinalizer struct {
 	resource.Finalizer
 	// absent are the resources whose Observe found none of their objects
@@ -62,9 +63,9 @@ func (f *createFinalizer) RemoveFinalizer(ctx context.Context, obj resource.Obje
 // with a patch of the finalizers alone, where crossplane-runtime's
 // APIFinalizer writes the whole object. The caches drop the notes the
 // managed reconciler keeps of its creates (clients.TransformCompact), and a
-// whole cached copy written back would drop them on the API server too. The
-// patch carries the resource version, so a stale copy meets a conflict as
-// an update would.
+// whole cached copy written back would drop those an earlier provider wrote
+// on the API server too. The patch carries the resource version, so a stale
+// copy meets a conflict as an update would.
 type patchingFinalizer struct {
 	client client.Client
 }

@@ -246,10 +246,13 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 		// Every object is named after the resource, never by the target
 		// cluster: no external-name annotation to write, and a create cut
 		// short can safely be tried again. With this and no grace period
-		// the reconciler never reads its notes of creates, which the
-		// caches leave out (clients.TransformCompact).
+		// the reconciler never reads its notes of creates: the manager's
+		// client writes none (clients.CreateNotesDropper) and the caches
+		// keep none (clients.TransformCompact), so neither is there a
+		// critical annotation to write after a create.
 		managed.WithInitializers(),
 		managed.WithDeterministicExternalName(true),
+		managed.WithCriticalAnnotationUpdater(managed.CriticalAnnotationUpdateFn(func(context.Context, client.Object) error { return nil })),
 		// The grace period guards APIs that create under a new name each
 		// time; here a second create applies the same objects again, which
 		// changes nothing. Without it a resource deleted within 30 s of its
@@ -271,10 +274,10 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).
 		WithOptions(o.ForControllerRuntime()).
-		// The caches drop the managed reconciler's notes of its creates
-		// (clients.TransformCompact), so the note that a create succeeded,
-		// which this predicate passes, never wakes a resource: the objects
-		// it created do (see createdReconciler).
+		// The note that a create succeeded, which this predicate passes,
+		// is neither written nor cached (clients.CreateNotesDropper,
+		// clients.TransformCompact), so it never wakes a resource: the
+		// objects its create applied do (see createdReconciler).
 		WithEventFilter(spare.filter(resource.DesiredStateChanged())).
 		For(k.New())
 	if deps.wakes != nil {
