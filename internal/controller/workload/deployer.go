@@ -18,7 +18,6 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
-	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	sourcesv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/sources/v1"
@@ -92,6 +91,9 @@ type deployer struct {
 	// not named, that kube finds by owner (clients.IndexOwner); the others
 	// by labels alone.
 	followed map[string]bool
+	// compared, when set, spare comparing objects that have not changed
+	// since they were found up to date.
+	compared *compared
 }
 
 // wokenBy is true when objs hold an object that will wake the resource: of
@@ -167,9 +169,6 @@ func (d deployer) observe(ctx context.Context, desired []client.Object) (liveSta
 		if err != nil {
 			return st, err
 		}
-		if live != nil {
-			st.live[render.Key(o)] = live
-		}
 		if live == nil {
 			conflict, err := d.foreign(ctx, o)
 			if err != nil {
@@ -181,13 +180,12 @@ func (d deployer) observe(ctx context.Context, desired []client.Object) (liveSta
 			st.differences = append(st.differences, render.Key(o)+": missing")
 			continue
 		}
+		st.live[render.Key(o)] = live
 		if msg := notOurs(o, live); msg != "" {
 			st.conflicts = append(st.conflicts, msg)
 		}
-		if m := diff.Missing(applied(o), live); len(m) > 0 {
-			st.differences = append(st.differences, render.Key(o)+": "+m[0])
-		}
 	}
+	st.differences = append(st.differences, d.compare(desired, st.live)...)
 	want := map[string]bool{}
 	for _, o := range desired {
 		want[render.Key(o)] = true

@@ -34,11 +34,17 @@ func (n *notes[V]) keep(r types.NamespacedName, v V) V {
 	return v
 }
 
-// has is whether something is noted for the resource.
-func (n *notes[V]) has(r types.NamespacedName) bool {
+// get returns what was noted for the resource, if anything.
+func (n *notes[V]) get(r types.NamespacedName) (V, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	_, ok := n.set[r]
+	v, ok := n.set[r]
+	return v, ok
+}
+
+// has is whether something is noted for the resource.
+func (n *notes[V]) has(r types.NamespacedName) bool {
+	_, ok := n.get(r)
 	return ok
 }
 

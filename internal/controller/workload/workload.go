@@ -178,6 +178,8 @@ type connector[T resource.ModernManaged] struct {
 	absent *notes[struct{}]
 	// times, when set, record how long resources take.
 	times *resourceTimes
+	// compared remember the resources found up to date.
+	compared *compared
 }
 
 // Connect resolves the resource's provider config, records its usage, then
@@ -199,7 +201,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 		return nil, errors.Wrap(err, errTarget)
 	}
 	return timedClient[T]{times: c.times, TypedExternalClient: absentNoter[T]{absent: c.absent, TypedExternalClient: c.kind.external(connection{
-		deployer: deployer{kube: kube.Client, uncached: kube.Uncached, followed: kube.Followed, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()},
+		deployer: deployer{kube: kube.Client, uncached: kube.Uncached, followed: kube.Followed, compared: c.compared, kind: c.kind.GVK.Kind, namespace: mg.GetNamespace(), name: mg.GetName()},
 		defaults: cfg.Defaults, local: c.local, record: c.record, sources: c.deps.Sources, creates: c.creates,
 	})}}, nil
 }
@@ -226,17 +228,22 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 		times = newResourceTimes(k.GVK, served)
 	}
 	finalizer := newCreateFinalizer(patchingFinalizer{client: mgr.GetClient()}, times)
+	compared := newCompared()
+	if err := compared.forgetDeleted(context.Background(), mgr.GetCache(), k.New()); err != nil {
+		return errors.Wrap(err, errInformer)
+	}
 	opts := []managed.ReconcilerOption{
 		managed.WithFinalizer(finalizer),
 		managed.WithTypedExternalConnector[T](&connector[T]{
-			kind:    k,
-			local:   mgr.GetClient(),
-			record:  record,
-			usage:   usage.NewTracker(deps.Usages, mgr.GetClient(), mgr.GetAPIReader()),
-			deps:    deps,
-			creates: created,
-			absent:  finalizer.absent,
-			times:   times,
+			kind:     k,
+			local:    mgr.GetClient(),
+			record:   record,
+			usage:    usage.NewTracker(deps.Usages, mgr.GetClient(), mgr.GetAPIReader()),
+			deps:     deps,
+			creates:  created,
+			absent:   finalizer.absent,
+			times:    times,
+			compared: compared,
 		}),
 		managed.WithLogger(o.Logger.WithValues("controller", name)),
 		managed.WithRecorder(record),
