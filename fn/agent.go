@@ -29,7 +29,7 @@ func (p *pass) directAgent(in *v1beta1.Input) (observe.Verdict, error) {
 		p.keep(all)
 		return v, err
 	}
-	objs, err := render.Agent(render.AgentInput{Namespace: p.xr.namespace, Name: p.xr.name, Spec: xr.Spec.LambdaAgentParameters, Defaults: d, Observed: observed})
+	objs, err := render.AgentEncoded(render.AgentInput{Namespace: p.xr.namespace, Name: p.xr.name, Spec: xr.Spec.LambdaAgentParameters, Defaults: d, Observed: observed}, p.lend)
 	if err != nil {
 		p.keep(all)
 		return p.held(v1alpha1.ReasonInvalid, err.Error()), nil

@@ -79,7 +79,7 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 		}
 		rin.Observed.SourceIdentity = id
 	}
-	objs, err := render.Function(rin)
+	objs, err := render.FunctionEncoded(rin, p.lend)
 	if err != nil {
 		p.keep(all)
 		return p.held(v1alpha1.ReasonInvalid, err.Error()), nil
@@ -90,7 +90,7 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 			return v, err
 		}
 		rin.Observed.Build = &render.Build{Identity: objs.BuildIdentity, Digest: digest}
-		if objs, err = render.Function(rin); err != nil {
+		if objs, err = render.FunctionEncoded(rin, p.lend); err != nil {
 			return observe.Verdict{}, err
 		}
 	}

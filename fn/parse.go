@@ -40,18 +40,34 @@ type structParser struct {
 // admits. The Struct is carried in the encoding gRPC sends: it is read after
 // a trip through the wire format, as Crossplane reads it.
 func (p *structParser) resource(v any, keep func(key []byte) bool) (*fnv1.Resource, error) {
-	var wire []byte
+	var r *fnv1.Resource
 	err := encoded(v, func(data []byte) error {
 		var err error
-		wire, err = p.encode(data, keep, true)
+		r, err = p.resourceOf(data, keep, nil)
 		return err
 	})
+	return r, errors.Wrapf(err, errFmtEncode, v)
+}
+
+// resourceOf is a composed resource whose Struct holds data, one JSON
+// object, with only the top-level fields keep admits and add added.
+func (p *structParser) resourceOf(data []byte, keep func(key []byte) bool, add *addition) (*fnv1.Resource, error) {
+	wire, err := p.encode(data, keep, true, add)
 	if err != nil {
-		return nil, errors.Wrapf(err, errFmtEncode, v)
+		return nil, err
 	}
 	r := &fnv1.Resource{}
 	r.ProtoReflect().SetUnknown(wire)
 	return r, nil
+}
+
+// An addition is a string member a parse adds to the object at path below
+// the document's top level, making the objects on the way that the
+// document lacks. A member of the same key that the document holds comes
+// first, and protobuf's map fields keep the last of a key.
+type addition struct {
+	path       []string
+	key, value string
 }
 
 // marshal is v, anything encoding/json writes as an object, in the
@@ -68,22 +84,22 @@ func (p *structParser) marshal(v any) (object, error) {
 
 // parse is the encoding of data, which must be one JSON object.
 func (p *structParser) parse(data []byte) (object, error) {
-	return p.encode(data, nil, false)
+	return p.encode(data, nil, false, nil)
 }
 
 // encode is the encoding of the Struct of data, which must be one JSON
-// object, with only the top-level fields keep admits; as the field of a
-// Resource that carries it when resource is true. Its length is known only
+// object, with only the top-level fields keep admits and add, if any,
+// added; as the field of a Resource that carries it when resource is true. Its length is known only
 // once it is written, so it is written in a pooled buffer, which the
 // parser's lease keeps for the answer.
-func (p *structParser) encode(data []byte, keep func(key []byte) bool, resource bool) ([]byte, error) {
+func (p *structParser) encode(data []byte, keep func(key []byte) bool, resource bool, add *addition) ([]byte, error) {
 	buf := borrow()
 	p.wire = *buf
 	at := 0
 	if resource {
 		at = p.open(numResource)
 	}
-	err := p.document(data, keep)
+	err := p.document(data, keep, add)
 	if err == nil && resource {
 		p.close(at)
 	}
@@ -110,8 +126,9 @@ func encoded(v any, fn func([]byte) error) error {
 }
 
 // document appends the encoding of the Struct of data, which must be one
-// object, with only the top-level fields keep admits; nil keeps all.
-func (p *structParser) document(data []byte, keep func(key []byte) bool) error {
+// object, with only the top-level fields keep admits (nil keeps all) and
+// add, if any, added.
+func (p *structParser) document(data []byte, keep func(key []byte) bool, add *addition) error {
 	p.data, p.pos = data, 0
 	// data is lent: nothing may read it once the document is written.
 	defer func() { p.data = nil }()
@@ -119,7 +136,7 @@ func (p *structParser) document(data []byte, keep func(key []byte) bool) error {
 	if p.pos >= len(p.data) || p.data[p.pos] != '{' {
 		return p.notObject()
 	}
-	if err := p.object(keep); err != nil {
+	if err := p.object(keep, add, 0); err != nil {
 		return err
 	}
 	if p.space(); p.pos != len(p.data) {
@@ -181,8 +198,9 @@ func (p *structParser) consume(c byte) bool {
 	return false
 }
 
-// value appends the fields of the Value message of the value at pos.
-func (p *structParser) value() error {
+// value appends the fields of the Value message of the value at pos, an
+// object with add added, if any, at depth of its path.
+func (p *structParser) value(add *addition, depth int) error {
 	p.space()
 	if p.pos >= len(p.data) {
 		return p.syntax()
@@ -190,7 +208,7 @@ func (p *structParser) value() error {
 	switch c := p.data[p.pos]; c {
 	case '{':
 		at := p.open(numValueStruct)
-		if err := p.object(nil); err != nil {
+		if err := p.object(nil, add, depth); err != nil {
 			return err
 		}
 		p.close(at)
@@ -227,10 +245,14 @@ func (p *structParser) value() error {
 }
 
 // object appends the fields of the Struct message of the object at pos: a
-// map entry per member whose key keep admits; nil admits all.
-func (p *structParser) object(keep func(key []byte) bool) error {
+// map entry per member whose key keep admits (nil admits all), and add, if
+// any, where the object is depth steps down its path.
+func (p *structParser) object(keep func(key []byte) bool, add *addition, depth int) error {
 	p.pos++
+	// placed is true once the member add goes into is found.
+	placed := add == nil || depth == len(add.path)
 	if p.consume('}') {
+		p.added(add, depth, placed)
 		return nil
 	}
 	for {
@@ -248,8 +270,14 @@ func (p *structParser) object(keep func(key []byte) bool) error {
 		if !p.consume(':') {
 			return p.syntax()
 		}
+		var into *addition
+		if !placed && string(p.keyAt(key)) == add.path[depth] {
+			if p.space(); p.pos < len(p.data) && p.data[p.pos] == '{' {
+				into, placed = add, true
+			}
+		}
 		at := p.open(numEntryValue)
-		if err := p.value(); err != nil {
+		if err := p.value(into, depth+1); err != nil {
 			return err
 		}
 		p.close(at)
@@ -258,12 +286,44 @@ func (p *structParser) object(keep func(key []byte) bool) error {
 			p.wire = p.wire[:start]
 		}
 		if p.consume('}') {
+			p.added(add, depth, placed)
 			return nil
 		}
 		if !p.consume(',') {
 			return p.syntax()
 		}
 	}
+}
+
+// added appends what add adds to an object that ends depth steps down its
+// path: its member, or, where no member of the object leads on to it, the
+// objects on the rest of the way. Nothing when placed says a member did.
+func (p *structParser) added(add *addition, depth int, placed bool) {
+	switch {
+	case add == nil:
+	case depth == len(add.path):
+		p.member(add.key, func() {
+			p.wire = protowire.AppendTag(p.wire, numValueString, protowire.BytesType)
+			p.wire = protowire.AppendString(p.wire, add.value)
+		})
+	case !placed:
+		p.member(add.path[depth], func() {
+			at := p.open(numValueStruct)
+			p.added(add, depth+1, false)
+			p.close(at)
+		})
+	}
+}
+
+// member appends a map entry of key, whose Value value writes.
+func (p *structParser) member(key string, value func()) {
+	entry := p.open(numStructFields)
+	p.wire = protowire.AppendTag(p.wire, numEntryKey, protowire.BytesType)
+	p.wire = protowire.AppendString(p.wire, key)
+	at := p.open(numEntryValue)
+	value()
+	p.close(at)
+	p.close(entry)
 }
 
 // keyAt is the key str wrote at at.
@@ -281,7 +341,7 @@ func (p *structParser) list() error {
 	}
 	for {
 		at := p.open(numListValues)
-		if err := p.value(); err != nil {
+		if err := p.value(nil, 0); err != nil {
 			return err
 		}
 		p.close(at)

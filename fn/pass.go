@@ -42,6 +42,9 @@ type pass struct {
 	// parser writes the answer's composed resources in the encoding gRPC
 	// sends.
 	parser structParser
+	// rendered are the composed resources of the objects render lent
+	// their JSON (see lend), by object.
+	rendered map[client.Object]*fnv1.Resource
 }
 
 // newPass reads req; what it writes into rsp is held by l, if it has one.
@@ -105,9 +108,12 @@ func (p *pass) observedOf(o client.Object) (object, bool) {
 // says so.
 func (p *pass) compose(objs ...client.Object) error {
 	for _, o := range objs {
-		r, err := p.parser.resource(o, sentKey)
-		if err != nil {
-			return errors.Wrapf(err, errFmtConvert, o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
+		r, ok := p.rendered[o]
+		if !ok {
+			var err error
+			if r, err = p.parser.resource(o, sentKey); err != nil {
+				return errors.Wrapf(err, errFmtConvert, o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
+			}
 		}
 		name := nameOf(o)
 		r.Ready = fnv1.Ready_READY_FALSE
@@ -118,6 +124,25 @@ func (p *pass) compose(objs ...client.Object) error {
 	}
 	return nil
 }
+
+// lend is the render.EncodedFn of a pass: each object render stamps
+// becomes the composed resource compose sends, from the JSON its stamp
+// hashed, with the stamp added. Encoding every object for its stamp and
+// again for the answer was a third of a pass.
+func (p *pass) lend(o client.Object, json []byte) error {
+	r, err := p.parser.resourceOf(json, sentKey, &addition{path: annotationsPath, key: render.AnnotationRendered, value: o.GetAnnotations()[render.AnnotationRendered]})
+	if err != nil {
+		return errors.Wrapf(err, errFmtConvert, o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
+	}
+	if p.rendered == nil {
+		p.rendered = map[client.Object]*fnv1.Resource{}
+	}
+	p.rendered[o] = r
+	return nil
+}
+
+// annotationsPath leads to an object's annotations.
+var annotationsPath = []string{"metadata", "annotations"}
 
 // keep carries observed composed resources forward as they are, when keep
 // says so and this pass does not render them: a build that starts or a spec

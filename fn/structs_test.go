@@ -110,6 +110,72 @@ func TestResourceKeepsTopLevelFields(t *testing.T) {
 	}
 }
 
+func TestResourceAdds(t *testing.T) {
+	add := &addition{path: []string{"metadata", "annotations"}, key: "k", value: "v"}
+	cases := map[string]struct {
+		reason string
+		in     string
+		want   string
+	}{
+		"IntoAnnotations": {
+			reason: "The member joins the annotations the object has.",
+			in:     `{"metadata":{"name":"a","annotations":{"x":"y"}},"spec":{}}`,
+			want:   `{"metadata":{"name":"a","annotations":{"x":"y","k":"v"}},"spec":{}}`,
+		},
+		"EmptyAnnotations": {
+			reason: "An empty object on the path takes the member.",
+			in:     `{"metadata":{"annotations":{}}}`,
+			want:   `{"metadata":{"annotations":{"k":"v"}}}`,
+		},
+		"NoAnnotations": {
+			reason: "An object without annotations gets them, with the member alone.",
+			in:     `{"metadata":{"name":"a","labels":{"x":"y"}}}`,
+			want:   `{"metadata":{"name":"a","labels":{"x":"y"},"annotations":{"k":"v"}}}`,
+		},
+		"NoMetadata": {
+			reason: "A document without metadata gets it, and annotations in it.",
+			in:     `{"spec":{"metadata":{"annotations":{}}}}`,
+			want:   `{"spec":{"metadata":{"annotations":{}}},"metadata":{"annotations":{"k":"v"}}}`,
+		},
+		"EmptyDocument": {
+			reason: "An empty document gets the whole path.",
+			in:     `{}`,
+			want:   `{"metadata":{"annotations":{"k":"v"}}}`,
+		},
+		"NullAnnotations": {
+			reason: "Annotations that are null are not an object to add to: annotations holding the member follow them, and are the ones kept.",
+			in:     `{"metadata":{"annotations":null}}`,
+			want:   `{"metadata":{"annotations":{"k":"v"}}}`,
+		},
+		"SameKey": {
+			reason: "A member of the same key comes first, and the added one is the one kept, as a stamp replaces what was there.",
+			in:     `{"metadata":{"annotations":{"k":"old"}}}`,
+			want:   `{"metadata":{"annotations":{"k":"v"}}}`,
+		},
+		"DeeperPathsAlone": {
+			reason: "Only the path from the top level leads to the member: a template's metadata of the same names is left as it is.",
+			in:     `{"spec":{"template":{"metadata":{"annotations":{"x":"y"}}}},"metadata":{"annotations":{"x":"y"}}}`,
+			want:   `{"spec":{"template":{"metadata":{"annotations":{"x":"y"}}}},"metadata":{"annotations":{"x":"y","k":"v"}}}`,
+		},
+		"Escapes": {
+			reason: "Members written with escapes, as encoding/json writes <, > and &, hold their text.",
+			in:     `{"metadata":{"annotations":{"x":"\u003cy\u0026"}}}`,
+			want:   `{"metadata":{"annotations":{"x":"<y&","k":"v"}}}`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r, err := new(structParser).resourceOf([]byte(tc.in), nil, add)
+			if err != nil {
+				t.Fatalf("%s\nresourceOf(): %v", tc.reason, err)
+			}
+			if diff := cmp.Diff(&fnv1.Resource{Resource: mustStruct(t, tc.want)}, onWire(t, r), protocmp.Transform()); diff != "" {
+				t.Errorf("%s\nresourceOf(): -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
 // TestWireFieldNumbers holds the parser's field numbers to the messages'
 // own descriptors.
 func TestWireFieldNumbers(t *testing.T) {

@@ -111,7 +111,14 @@ func BrokerTargets(namespace string, e *v1alpha1.AgentEventing, lookup LookupAge
 // Agent renders the objects of a LambdaAgent. Agents are kept warm: one
 // replica at least, unless the spec says otherwise.
 func Agent(in AgentInput) (*Objects, error) {
-	return stamped(agent(in))
+	return AgentEncoded(in, nil)
+}
+
+// AgentEncoded renders the objects of a LambdaAgent and lends each one's
+// JSON to lend.
+func AgentEncoded(in AgentInput, lend EncodedFn) (*Objects, error) {
+	out, err := agent(in)
+	return stamped(out, err, lend)
 }
 
 func agent(in AgentInput) (*Objects, error) {

@@ -21,7 +21,14 @@ const pendingBuild = "waiting for build "
 
 // Function renders the objects of a LambdaFunction.
 func Function(in FunctionInput) (*Objects, error) {
-	return stamped(function(in))
+	return FunctionEncoded(in, nil)
+}
+
+// FunctionEncoded renders the objects of a LambdaFunction and lends each
+// one's JSON to lend.
+func FunctionEncoded(in FunctionInput, lend EncodedFn) (*Objects, error) {
+	out, err := function(in)
+	return stamped(out, err, lend)
 }
 
 func function(in FunctionInput) (*Objects, error) {

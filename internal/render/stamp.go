@@ -3,7 +3,6 @@ package render
 import (
 	"bytes"
 	"encoding/json"
-	"hash"
 	"maps"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -27,23 +26,31 @@ const renderedHashLen = 16
 
 const errStamp = "cannot hash a rendered object"
 
-// stamped sets AnnotationRendered on every object render returns.
-func stamped(out *Objects, err error) (*Objects, error) {
+// An EncodedFn is lent the JSON of each object render stamps, as the stamp
+// hashed it: everything but the stamp, which the object carries by then.
+// The bytes are valid only during the call. A caller that sends the objects
+// as JSON need not encode them again.
+type EncodedFn func(o client.Object, json []byte) error
+
+// stamped sets AnnotationRendered on every object render returns, and lends
+// each object's JSON to lend, when it is set.
+func stamped(out *Objects, err error, lend EncodedFn) (*Objects, error) {
 	if err != nil {
 		return nil, err
 	}
 	for _, o := range out.All() {
-		if err := stamp(o); err != nil {
+		if err := stamp(o, lend); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-func stamp(o client.Object) error {
+func stamp(o client.Object, lend EncodedFn) error {
 	w := borrowHasher()
 	defer w.done()
-	if err := json.NewEncoder(jsonHash{w.h}).Encode(o); err != nil {
+	h := &jsonHash{hasher: w, keep: lend != nil}
+	if err := json.NewEncoder(h).Encode(o); err != nil {
 		return errors.Wrap(err, errStamp)
 	}
 	// A map of its own, with room for the stamp: render changes no map it
@@ -53,16 +60,28 @@ func stamp(o client.Object) error {
 	maps.Copy(a, was)
 	a[AnnotationRendered] = w.hexSum(renderedHashLen / 2)
 	o.SetAnnotations(a)
-	return nil
+	if lend == nil {
+		return nil
+	}
+	return lend(o, w.json)
 }
 
 // A jsonHash hashes what a json.Encoder writes but the newline Encode ends
 // a value with, which is exactly what json.Marshal returns: the encoder
 // writes from its pooled buffer, where Marshal copies every object's JSON
-// only for it to be hashed and dropped.
-type jsonHash struct{ hash.Hash }
+// only for it to be hashed and dropped. It keeps a copy in the hasher's own
+// buffer when asked to.
+type jsonHash struct {
+	*hasher
+	keep bool
+}
 
-func (h jsonHash) Write(b []byte) (int, error) {
-	_, _ = h.Hash.Write(bytes.TrimSuffix(b, []byte("\n")))
-	return len(b), nil
+func (h *jsonHash) Write(b []byte) (int, error) {
+	n := len(b)
+	b = bytes.TrimSuffix(b, []byte("\n"))
+	_, _ = h.h.Write(b)
+	if h.keep {
+		h.json = append(h.json[:0], b...)
+	}
+	return n, nil
 }
