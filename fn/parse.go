@@ -89,9 +89,9 @@ func (p *structParser) parse(data []byte) (object, error) {
 
 // encode is the encoding of the Struct of data, which must be one JSON
 // object, with only the top-level fields keep admits and add, if any,
-// added; as the field of a Resource that carries it when resource is true. Its length is known only
-// once it is written, so it is written in a pooled buffer, which the
-// parser's lease keeps for the answer.
+// added; as the field of a Resource that carries it when resource is true.
+// Its length is known only once it is written, so it is written in a
+// pooled buffer, which the parser's lease keeps for the answer.
 func (p *structParser) encode(data []byte, keep func(key []byte) bool, resource bool, add *addition) ([]byte, error) {
 	buf := borrow()
 	p.wire = *buf

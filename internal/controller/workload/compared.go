@@ -64,19 +64,21 @@ func (c *compared) fingerprint(desired []client.Object, live map[string]client.O
 	}
 	var h maphash.Hash
 	h.SetSeed(c.seed)
+	// Every poll at rest comes here: keys are made on the stack.
+	var room [128]byte
 	for _, o := range desired {
-		key := render.Key(o)
-		l, ok := live[key]
+		key := render.AppendKey(room[:0], o)
+		l, ok := live[string(key)]
 		if !ok {
 			continue
 		}
-		parts := [...]string{key, o.GetAnnotations()[render.AnnotationRendered], string(l.GetUID()), l.GetResourceVersion()}
-		for _, p := range parts[1:] {
-			if p == "" {
-				return 0, false
-			}
+		stamp, uid, rv := o.GetAnnotations()[render.AnnotationRendered], string(l.GetUID()), l.GetResourceVersion()
+		if stamp == "" || uid == "" || rv == "" {
+			return 0, false
 		}
-		for _, p := range parts {
+		_, _ = h.Write(key)
+		_ = h.WriteByte(0)
+		for _, p := range [...]string{stamp, uid, rv} {
 			_, _ = h.WriteString(p)
 			_ = h.WriteByte(0)
 		}
@@ -117,12 +119,13 @@ func (d deployer) compare(desired []client.Object, live map[string]client.Object
 	}
 	var differences []string
 	for _, o := range desired {
-		l, ok := live[render.Key(o)]
+		key := render.Key(o)
+		l, ok := live[key]
 		if !ok {
 			continue
 		}
 		if m := diff.Missing(applied(o), l); len(m) > 0 {
-			differences = append(differences, render.Key(o)+": "+m[0])
+			differences = append(differences, key+": "+m[0])
 		}
 	}
 	d.compared.found(r, fp, known && len(differences) == 0)
