@@ -121,8 +121,12 @@ func (c *contender) run(ctx context.Context, warmup, requests int) (result, erro
 	if err != nil {
 		return result{}, err
 	}
+	w, err := newWireCall(ctx, conn, c.req)
+	if err != nil {
+		return result{}, err
+	}
 	for range warmup {
-		if _, err := fn.RunFunction(ctx, c.req); err != nil {
+		if err := w.call(ctx); err != nil {
 			return result{}, err
 		}
 	}
@@ -136,7 +140,7 @@ func (c *contender) run(ctx context.Context, warmup, requests int) (result, erro
 	var total time.Duration
 	for i := range samples {
 		start := time.Now()
-		if _, err := fn.RunFunction(ctx, c.req); err != nil {
+		if err := w.call(ctx); err != nil {
 			return result{}, err
 		}
 		samples[i] = time.Since(start)
