@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -172,4 +174,33 @@ func BenchmarkProtobufCodec(b *testing.B) {
 	b.Run("floor-decodes-request", decode(wire["request"], func() proto.Message { return &fnv1.RunFunctionRequest{} }))
 	b.Run("floor-encodes-answer", encode(answer))
 	b.Run("caller-decodes-answer", decode(wire["answer"], func() proto.Message { return &fnv1.RunFunctionResponse{} }))
+}
+
+// BenchmarkResourceOf parses the JSON render lends for the objects of
+// builtRequest's pass into the answer's encoding, as lend does: the build
+// context's code and wrapper are most of its bytes.
+func BenchmarkResourceOf(b *testing.B) {
+	spec := parseSpec(b, helloSpec)
+	var docs [][]byte
+	keep := func(_ client.Object, json []byte) error {
+		docs = append(docs, bytes.Clone(json))
+		return nil
+	}
+	if _, err := render.FunctionEncoded(render.FunctionInput{Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry}}, keep); err != nil {
+		b.Fatal(err)
+	}
+	var size int64
+	for _, d := range docs {
+		size += int64(len(d))
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	p := &structParser{}
+	for b.Loop() {
+		for _, d := range docs {
+			if _, err := p.resourceOf(d, sentKey, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"strconv"
@@ -359,52 +360,57 @@ func (p *structParser) list() error {
 func (p *structParser) str(num protowire.Number) error {
 	at := p.open(num)
 	p.pos++
-	start := p.pos
-	for p.pos < len(p.data) {
-		switch c := p.data[p.pos]; {
-		case c == '"':
-			p.wire = append(p.wire, p.data[start:p.pos]...)
-			p.pos++
-			p.close(at)
-			return nil
-		case c == '\\':
-			p.wire = append(p.wire, p.data[start:p.pos]...)
-			if err := p.escaped(); err != nil {
-				return err
-			}
-			p.close(at)
-			return nil
-		case c < 0x20:
-			return p.syntax()
-		}
-		p.pos++
-	}
-	return p.syntax()
-}
-
-// escaped appends the rest of a string, unescaped, from its first escape
-// at pos. Objects hold escapes rarely: in a Dockerfile, code, a template.
-func (p *structParser) escaped() error {
-	for p.pos < len(p.data) {
+	for {
 		start := p.pos
-		for p.pos < len(p.data) && p.data[p.pos] >= 0x20 && p.data[p.pos] != '"' && p.data[p.pos] != '\\' {
-			p.pos++
-		}
+		p.pos = plainUntil(p.data, p.pos)
 		p.wire = append(p.wire, p.data[start:p.pos]...)
 		if p.pos == len(p.data) || p.data[p.pos] < 0x20 {
-			break
+			return p.syntax()
 		}
 		if p.data[p.pos] == '"' {
 			p.pos++
+			p.close(at)
 			return nil
 		}
 		r, ok := p.escape()
 		if !ok {
-			break
+			return p.syntax()
 		}
 		p.wire = utf8.AppendRune(p.wire, r)
 	}
-	return p.syntax()
+}
+
+// Eight bytes at a time, as plainUntil reads them: each constant repeats
+// one byte.
+const (
+	swarOnes  = 0x0101010101010101
+	swarHighs = 0x8080808080808080
+	swarQuote = '"' * swarOnes
+	swarSlash = '\\' * swarOnes
+)
+
+// plainUntil is the first index from i of a byte that ends a string's plain
+// run: a quote, a backslash or a control character, else len(data). Code
+// and templates are most of what a composed resource's strings hold, so
+// the run is read eight bytes at a time: a byte is one of the three exactly
+// when the word, compared with each, has a zero byte or one below 0x20.
+func plainUntil(data []byte, i int) int {
+	for ; i+8 <= len(data); i += 8 {
+		w := binary.LittleEndian.Uint64(data[i:])
+		if below(w^swarQuote, 1)|below(w^swarSlash, 1)|below(w, 0x20) != 0 {
+			break
+		}
+	}
+	for i < len(data) && data[i] >= 0x20 && data[i] != '"' && data[i] != '\\' {
+		i++
+	}
+	return i
+}
+
+// below is non-zero when a byte of w is below n, for n at most 0x80: it
+// sets the high bit of the first such byte (and maybe of later ones).
+func below(w uint64, n uint64) uint64 {
+	return (w - n*swarOnes) &^ w & swarHighs
 }
 
 // escape reads the escape at pos, as encoding/json does: a lone or

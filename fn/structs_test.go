@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"maps"
 	"math"
@@ -453,6 +454,37 @@ func TestAppendJSON(t *testing.T) {
 	}
 }
 
+// TestPlainUntil finds where a string's plain run ends as a scan of one
+// byte at a time does, from every offset, among every byte value.
+func TestPlainUntil(t *testing.T) {
+	var data []byte
+	for c := range 256 {
+		// Each value after a run of plain bytes of another length, so
+		// that it falls at every place of a word.
+		data = append(data, bytes.Repeat([]byte{'a'}, c%11)...)
+		data = append(data, byte(c))
+	}
+	naive := func(i int) int {
+		for i < len(data) && data[i] >= 0x20 && data[i] != '"' && data[i] != '\\' {
+			i++
+		}
+		return i
+	}
+	for i := range len(data) + 1 {
+		if got, want := plainUntil(data, i), naive(i); got != want {
+			t.Fatalf("plainUntil(data, %d): got %d (byte %#x), want %d (byte %#x)", i, got, at(data, got), want, at(data, want))
+		}
+	}
+}
+
+// at is the byte at i, or -1 past the end.
+func at(data []byte, i int) int {
+	if i >= len(data) {
+		return -1
+	}
+	return int(data[i])
+}
+
 // TestParseString reads strings as encoding/json reads them.
 func TestParseString(t *testing.T) {
 	cases := map[string]struct {
@@ -471,6 +503,11 @@ func TestParseString(t *testing.T) {
 		"EndsInEscape":   {reason: "A document that ends inside an escape is refused.", in: `"\`, err: true},
 		"Unterminated":   {reason: "A string with escapes and no closing quote is refused.", in: `"\n`, err: true},
 		"ControlEscaped": {reason: "A raw control character after an escape is refused.", in: "\"\\n\x01\"", err: true},
+		"LongPlain":      {reason: "A run longer than a word is read a word at a time, to its end.", in: `"def handler(event, context): return 1 + 2"`},
+		"EscapeInWord":   {reason: "An escape inside a word that is read at once ends the run where it is.", in: `"0123456789\"abc\\def\nghijklmnopqrstuvwxyz"`},
+		"NearQuotes":     {reason: "Bytes that differ from a quote or a backslash only in their high bit do not end a run.", in: `"¢¢¢¢¢¢¢¢ܐܐܐܐܐܐܐܐ ¢ܐ ok"`},
+		"ControlInWord":  {reason: "A raw control character inside a word that is read at once is refused.", in: "\"0123456789ab\x1fcdefghijklmnop\"", err: true},
+		"DeleteInWord":   {reason: "DEL is not a control character JSON refuses.", in: "\"0123456789ab\x7fcdefghijklmnop\""},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
