@@ -15,11 +15,11 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	batchv1 "k8s.io/api/batch/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -182,7 +182,7 @@ func BenchmarkProtobufCodec(b *testing.B) {
 func BenchmarkResourceOf(b *testing.B) {
 	spec := parseSpec(b, helloSpec)
 	var docs [][]byte
-	keep := func(_ client.Object, json []byte) error {
+	keep := func(_ kube.Object, json []byte) error {
 		docs = append(docs, bytes.Clone(json))
 		return nil
 	}

@@ -4,9 +4,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
@@ -47,17 +45,18 @@ func progressOf(v observe.Verdict) progress {
 // is also a warning event.
 func conditions(rsp *fnv1.RunFunctionResponse, v observe.Verdict) {
 	reason := string(v.Reason)
+	t, f := fnv1.Status_STATUS_CONDITION_TRUE, fnv1.Status_STATUS_CONDITION_FALSE
 	switch progressOf(v) {
 	case done:
-		response.ConditionFalse(rsp, typeReconciling, reason).WithMessage(v.Message).TargetCompositeAndClaim()
-		response.ConditionFalse(rsp, typeStalled, reason).TargetCompositeAndClaim()
+		setCondition(rsp, typeReconciling, f, reason).Message = &v.Message
+		setCondition(rsp, typeStalled, f, reason)
 	case stuck:
-		response.ConditionFalse(rsp, typeReconciling, reason).TargetCompositeAndClaim()
-		response.ConditionTrue(rsp, typeStalled, reason).WithMessage(v.Message).TargetCompositeAndClaim()
-		response.Warning(rsp, errors.New(v.Message)).WithReason(reason).TargetCompositeAndClaim()
+		setCondition(rsp, typeReconciling, f, reason)
+		setCondition(rsp, typeStalled, t, reason).Message = &v.Message
+		warn(rsp, reason, v.Message)
 	case working:
-		response.ConditionTrue(rsp, typeReconciling, reason).WithMessage(v.Message).TargetCompositeAndClaim()
-		response.ConditionFalse(rsp, typeStalled, reason).TargetCompositeAndClaim()
+		setCondition(rsp, typeReconciling, t, reason).Message = &v.Message
+		setCondition(rsp, typeStalled, f, reason)
 	}
 }
 

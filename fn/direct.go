@@ -7,15 +7,14 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
-	"github.com/crossplane/function-sdk-go/resource"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
@@ -256,7 +255,7 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 	}
 	return observe.Deployed(observe.Deployment{
 		Refused: objs.Refused, Pending: objs.Pending, Service: svc,
-		Eventing: observe.EventingReadiness(objs.Eventing(), func(o client.Object) client.Object { return eventing[nameOf(o)] }),
+		Eventing: observe.EventingReadiness(objs.Eventing(), func(o kube.Object) kube.Object { return eventing[nameOf(o)] }),
 	}), nil
 }
 
@@ -297,8 +296,8 @@ func (p *pass) unmet(objs *render.Objects, was v1alpha1.Phase) (v observe.Verdic
 
 // observedEach reads each rendered object's observed copy into a new object
 // of its type, by composed resource name; one not observed is left out.
-func (p *pass) observedEach(rendered []client.Object) (map[resource.Name]client.Object, error) {
-	live := map[resource.Name]client.Object{}
+func (p *pass) observedEach(rendered []kube.Object) (map[composedName]kube.Object, error) {
+	live := map[composedName]kube.Object{}
 	for _, r := range rendered {
 		l := observe.Blank(r)
 		exists, err := p.observedAs(r, l)

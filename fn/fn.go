@@ -7,7 +7,6 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/response"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
@@ -59,7 +58,7 @@ type Function struct {
 // (structParser.resource): both are read as protobuf reads them, after a
 // trip through the wire format.
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
-	rsp := response.To(req, responseTTL)
+	rsp := answerTo(req, responseTTL)
 
 	in := &v1beta1.Input{}
 	input, err := objectOf(req.GetInput())
@@ -67,7 +66,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		err = decodeStrict(input, in)
 	}
 	if err != nil {
-		response.Fatal(rsp, errors.Wrap(err, errInput))
+		fatal(rsp, errors.Wrap(err, errInput))
 		return rsp, nil
 	}
 	start, mode := time.Now(), modeOf(in)
@@ -76,7 +75,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	defer func() { recordPass(kind, mode, result, reason, time.Since(start)) }()
 	p, err := newPass(req, rsp, leaseOf(ctx))
 	if err != nil {
-		response.Fatal(rsp, err)
+		fatal(rsp, err)
 		return rsp, nil
 	}
 	kind = p.xr.kind
@@ -100,11 +99,11 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	}
 	if err != nil {
 		// Nothing of this pass is applied, so nothing running changes.
-		response.Fatal(rsp, err)
+		fatal(rsp, err)
 		return rsp, nil
 	}
 	if err := p.finish(v); err != nil {
-		response.Fatal(rsp, errors.Wrap(err, errResponse))
+		fatal(rsp, errors.Wrap(err, errResponse))
 		return rsp, nil
 	}
 	result, reason = passOutcome(v), string(v.Reason)

@@ -2,12 +2,12 @@ package main
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 )
 
@@ -21,7 +21,7 @@ const (
 func (p *pass) managed(in *v1beta1.Input) (observe.Verdict, error) {
 	meta := metav1.ObjectMeta{Namespace: p.xr.namespace, Name: p.xr.name}
 	spec := xpv2.ManagedResourceSpec{ProviderConfigReference: in.ProviderConfigRef}
-	var mr client.Object
+	var mr kube.Object
 	if p.xr.agent {
 		mr = &v1alpha1.LambdaAgent{
 			TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.LambdaAgentKind},

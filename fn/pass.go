@@ -3,12 +3,10 @@ package main
 import (
 	"maps"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
-	"github.com/crossplane/function-sdk-go/resource"
 
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
@@ -18,6 +16,9 @@ const (
 	errFmtRequired = "cannot read the required resources %q"
 )
 
+// A composedName names a composed resource in the request and the answer.
+type composedName string
+
 // A pass is one RunFunction call's view of a composite resource: what
 // Crossplane observed, and the desired state it builds up. Objects stay in
 // the encoding the request and answer carry; only those a pass reads are
@@ -26,7 +27,7 @@ type pass struct {
 	rsp *fnv1.RunFunctionResponse
 
 	xr       *composite
-	observed map[resource.Name]object
+	observed map[composedName]object
 	// required are the resources Crossplane supplied, by requirement.
 	required map[string][]object
 	// desired are the answer's composed resources, earlier steps' included.
@@ -44,7 +45,7 @@ type pass struct {
 	parser structParser
 	// rendered are the composed resources of the objects render lent
 	// their JSON (see lend), by object.
-	rendered map[client.Object]*fnv1.Resource
+	rendered map[kube.Object]*fnv1.Resource
 }
 
 // newPass reads req; what it writes into rsp is held by l, if it has one.
@@ -58,9 +59,9 @@ func newPass(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, l *lea
 		return nil, err
 	}
 	p := &pass{rsp: rsp, xr: c, requirements: map[string]*fnv1.ResourceSelector{}, parser: structParser{lease: l}}
-	p.observed = make(map[resource.Name]object, len(req.GetObserved().GetResources()))
+	p.observed = make(map[composedName]object, len(req.GetObserved().GetResources()))
 	for name, r := range req.GetObserved().GetResources() {
-		if p.observed[resource.Name(name)], err = objectOf(r.GetResource()); err != nil {
+		if p.observed[composedName(name)], err = objectOf(r.GetResource()); err != nil {
 			return nil, errors.Wrapf(err, errFmtNoObject, name)
 		}
 	}
@@ -74,7 +75,7 @@ func newPass(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, l *lea
 		}
 		p.required[key] = items
 	}
-	// The answer starts as the request's desired state, which response.To
+	// The answer starts as the request's desired state, which answerTo
 	// shares with the request: the composed resources get a map of their
 	// own, so the request is left as it came.
 	if rsp.Desired == nil {
@@ -92,21 +93,21 @@ func newPass(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, l *lea
 // nameOf is the name of a composed resource in the pipeline: its kind and
 // name. A build Job is named for its build identity, so a new build is a new
 // resource and Crossplane removes the one it replaces.
-func nameOf(o client.Object) resource.Name {
-	return resource.Name(render.Key(o))
+func nameOf(o kube.Object) composedName {
+	return composedName(render.Key(o))
 }
 
 // observedOf is the observed twin of a rendered object, found by nameOf
 // without making the name: a pass looks up each object more than once.
-func (p *pass) observedOf(o client.Object) (object, bool) {
+func (p *pass) observedOf(o kube.Object) (object, bool) {
 	var room [128]byte
-	ob, ok := p.observed[resource.Name(render.AppendKey(room[:0], o))]
+	ob, ok := p.observed[composedName(render.AppendKey(room[:0], o))]
 	return ob, ok
 }
 
 // compose makes rendered objects desired, each ready when its observed twin
 // says so.
-func (p *pass) compose(objs ...client.Object) error {
+func (p *pass) compose(objs ...kube.Object) error {
 	for _, o := range objs {
 		r, ok := p.rendered[o]
 		if !ok {
@@ -129,13 +130,13 @@ func (p *pass) compose(objs ...client.Object) error {
 // becomes the composed resource compose sends, from the JSON its stamp
 // hashed, with the stamp added. Encoding every object for its stamp and
 // again for the answer was a third of a pass.
-func (p *pass) lend(o client.Object, json []byte) error {
+func (p *pass) lend(o kube.Object, json []byte) error {
 	r, err := p.parser.resourceOf(json, sentKey, &addition{path: annotationsPath, key: render.AnnotationRendered, value: o.GetAnnotations()[render.AnnotationRendered]})
 	if err != nil {
 		return errors.Wrapf(err, errFmtConvert, o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
 	}
 	if p.rendered == nil {
-		p.rendered = map[client.Object]*fnv1.Resource{}
+		p.rendered = map[kube.Object]*fnv1.Resource{}
 	}
 	p.rendered[o] = r
 	return nil
@@ -177,7 +178,7 @@ func all(string) bool { return true }
 // when there is none yet. What a pass reads of an object it renders is its
 // metadata and status, never its spec, which is the one rendered: the rest
 // is not decoded.
-func (p *pass) observedAs(rendered client.Object, o any) (bool, error) {
+func (p *pass) observedAs(rendered kube.Object, o any) (bool, error) {
 	ob, ok := p.observedOf(rendered)
 	if !ok {
 		return false, nil

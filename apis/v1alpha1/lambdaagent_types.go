@@ -345,12 +345,3 @@ type LambdaAgent struct {
 	Spec   LambdaAgentSpec   `json:"spec"`
 	Status LambdaAgentStatus `json:"status,omitempty"`
 }
-
-// +kubebuilder:object:root=true
-
-// LambdaAgentList contains a list of LambdaAgent.
-type LambdaAgentList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []LambdaAgent `json:"items"`
-}

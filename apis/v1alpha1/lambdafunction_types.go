@@ -109,12 +109,3 @@ type LambdaFunction struct {
 	Spec   LambdaFunctionSpec   `json:"spec"`
 	Status LambdaFunctionStatus `json:"status,omitempty"`
 }
-
-// +kubebuilder:object:root=true
-
-// LambdaFunctionList contains a list of LambdaFunction.
-type LambdaFunctionList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []LambdaFunction `json:"items"`
-}

@@ -338,12 +338,3 @@ type ProviderConfigUsage struct {
 
 	xpv2.TypedProviderConfigUsage `json:",inline"`
 }
-
-// +kubebuilder:object:root=true
-
-// ProviderConfigUsageList contains a list of ProviderConfigUsage.
-type ProviderConfigUsageList struct {
-	metav1.TypeMeta `json:",inline"`
-	metav1.ListMeta `json:"metadata,omitempty"`
-	Items           []ProviderConfigUsage `json:"items"`
-}

@@ -35,18 +35,16 @@ var (
 	ClusterProviderConfigKind             = reflect.TypeFor[ClusterProviderConfig]().Name()
 	ClusterProviderConfigGroupVersionKind = SchemeGroupVersion.WithKind(ClusterProviderConfigKind)
 
-	ProviderConfigUsageKind                 = reflect.TypeFor[ProviderConfigUsage]().Name()
-	ProviderConfigUsageGroupVersionKind     = SchemeGroupVersion.WithKind(ProviderConfigUsageKind)
-	ProviderConfigUsageListKind             = reflect.TypeFor[ProviderConfigUsageList]().Name()
-	ProviderConfigUsageListGroupVersionKind = SchemeGroupVersion.WithKind(ProviderConfigUsageListKind)
+	ProviderConfigUsageKind             = reflect.TypeFor[ProviderConfigUsage]().Name()
+	ProviderConfigUsageGroupVersionKind = SchemeGroupVersion.WithKind(ProviderConfigUsageKind)
 )
 
 func init() {
 	SchemeBuilder.Register(
-		&LambdaFunction{}, &LambdaFunctionList{},
-		&LambdaAgent{}, &LambdaAgentList{},
+		&LambdaFunction{},
+		&LambdaAgent{},
 		&ProviderConfig{}, &ProviderConfigList{},
 		&ClusterProviderConfig{}, &ClusterProviderConfigList{},
-		&ProviderConfigUsage{}, &ProviderConfigUsageList{},
+		&ProviderConfigUsage{},
 	)
 }

@@ -22,6 +22,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/lists"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
@@ -112,7 +113,7 @@ func TestChaos(t *testing.T) {
 	if fig.jobsCreated != fig.builds || len(fig.builtTwice) > 0 || len(jobs.Items) != fig.builds {
 		t.Errorf("%d functions build; %d Jobs were ever created and %d exist; built more than once: %v", fig.builds, fig.jobsCreated, len(jobs.Items), fig.builtTwice)
 	}
-	fns := &v1alpha1.LambdaFunctionList{}
+	fns := &lists.LambdaFunctionList{}
 	if err := kube.List(ctx, fns, client.InNamespace(namespace)); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func TestChaos(t *testing.T) {
 
 // ready counts functions that are Ready; a list that fails counts -1.
 func ready(ctx context.Context, c client.Client) int {
-	l := &v1alpha1.LambdaFunctionList{}
+	l := &lists.LambdaFunctionList{}
 	if err := c.List(ctx, l, client.InNamespace(namespace)); err != nil {
 		return -1
 	}
@@ -186,7 +187,7 @@ func ready(ctx context.Context, c client.Client) int {
 // notReady names the functions not Ready and Synced, with why, or says
 // how many are missing.
 func notReady(ctx context.Context, c client.Client) string {
-	l := &v1alpha1.LambdaFunctionList{}
+	l := &lists.LambdaFunctionList{}
 	if err := c.List(ctx, l, client.InNamespace(namespace)); err != nil {
 		return err.Error()
 	}
@@ -212,7 +213,7 @@ func notReady(ctx context.Context, c client.Client) string {
 // the provider made.
 func leftovers(ctx context.Context, c client.Client) ([]string, error) {
 	var left []string
-	for _, l := range []client.ObjectList{&v1alpha1.LambdaFunctionList{}, &v1alpha1.ProviderConfigUsageList{}} {
+	for _, l := range []client.ObjectList{&lists.LambdaFunctionList{}, &lists.ProviderConfigUsageList{}} {
 		if err := c.List(ctx, l, client.InNamespace(namespace)); err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/lists"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
@@ -161,7 +162,7 @@ func TestFunctionLifecycle(t *testing.T) {
 	})
 
 	// The function records that it uses its provider config.
-	usages := &v1alpha1.ProviderConfigUsageList{}
+	usages := &lists.ProviderConfigUsageList{}
 	if err := c.List(ctx, usages, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/apis/lists"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/workload"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
@@ -30,7 +30,7 @@ func TestPollsCountResources(t *testing.T) {
 	newProviderConfig(ctx, t, c, ns)
 	counted := func(least int) func() string {
 		return func() string {
-			fns, agents := &v1alpha1.LambdaFunctionList{}, &v1alpha1.LambdaAgentList{}
+			fns, agents := &lists.LambdaFunctionList{}, &lists.LambdaAgentList{}
 			if err := c.List(ctx, fns); err != nil {
 				return err.Error()
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/providerconfig"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/lists"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
@@ -46,7 +47,7 @@ func TestProviderConfigCountsUsers(t *testing.T) {
 			}
 			wait.Until(ctx, t, "the deleted function is gone", func() string { return gone(ctx, c, fn) })
 		}
-		usages := &v1alpha1.ProviderConfigUsageList{}
+		usages := &lists.ProviderConfigUsageList{}
 		if err := c.List(ctx, usages, client.InNamespace(ns)); err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +102,7 @@ func TestUsageDeletedIsMadeAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	usage := func() (*v1alpha1.ProviderConfigUsage, string) {
-		l := &v1alpha1.ProviderConfigUsageList{}
+		l := &lists.ProviderConfigUsageList{}
 		if err := c.List(ctx, l, client.InNamespace(ns)); err != nil {
 			return nil, err.Error()
 		}

@@ -15,6 +15,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/lists"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
@@ -68,7 +69,7 @@ func converge(b *testing.B, n int) {
 				playact.MarkServiceReady(ctx, b, c, &svcs.Items[i])
 			}
 		}
-		mgs := &v1alpha1.LambdaFunctionList{}
+		mgs := &lists.LambdaFunctionList{}
 		if err := c.List(ctx, mgs, client.InNamespace(ns)); err != nil {
 			return err.Error()
 		}

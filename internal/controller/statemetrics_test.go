@@ -15,6 +15,7 @@ import (
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/statemetrics"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/lists"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
@@ -36,7 +37,7 @@ func TestStateMetricsFollowResources(t *testing.T) {
 	l := prometheus.Labels{"gvk": v1alpha1.LambdaFunctionGroupVersionKind.String()}
 	counted := func(ready int) func() string {
 		return func() string {
-			fns := &v1alpha1.LambdaFunctionList{}
+			fns := &lists.LambdaFunctionList{}
 			if err := c.List(ctx, fns); err != nil {
 				return err.Error()
 			}

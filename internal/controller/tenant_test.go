@@ -22,6 +22,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/lists"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
@@ -118,7 +119,7 @@ current-context: target
 	if err := c.List(ctx, events, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
-	fns := &v1alpha1.LambdaFunctionList{}
+	fns := &lists.LambdaFunctionList{}
 	if err := c.List(ctx, fns, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +297,7 @@ func TestClusterProviderConfigSelectsNamespaces(t *testing.T) {
 		fmt.Sprintf("ClusterProviderConfig %q does not admit namespace %q", selective.Name, other))
 	waitJobs(ctx, t, c, tenant, "admitted", 1)
 	waitJobs(ctx, t, c, other, "open", 1)
-	usages := &v1alpha1.ProviderConfigUsageList{}
+	usages := &lists.ProviderConfigUsageList{}
 	if err := c.List(ctx, usages, client.InNamespace(other)); err != nil {
 		t.Fatal(err)
 	}

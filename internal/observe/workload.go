@@ -6,11 +6,11 @@ import (
 	"k8s.io/utils/ptr"
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 )
 
 // A ServiceState is what Knative reports of a Service and of its latest
@@ -144,7 +144,7 @@ const MsgWaitEventing = "waiting for Knative Eventing: "
 // A knativeObject is a Broker, Trigger or PingSource, whose status is
 // Knative's duck type.
 type knativeObject interface {
-	client.Object
+	kube.Object
 	GetStatus() *duckv1.Status
 }
 
@@ -153,7 +153,7 @@ type knativeObject interface {
 // and names the first that is not Ready. A Trigger's Ready condition carries
 // the reason of the one that fails it: BrokerReady, SubscriberResolved or
 // DeadLetterSinkResolved.
-func EventingReadiness(desired []client.Object, live func(client.Object) client.Object) EventingState {
+func EventingReadiness(desired []kube.Object, live func(kube.Object) kube.Object) EventingState {
 	for _, d := range desired {
 		what := d.GetObjectKind().GroupVersionKind().Kind + " " + d.GetName()
 		l, ok := live(d).(knativeObject)
@@ -186,7 +186,7 @@ const msgSinkPending = " (its sink is the workload's own Service, which Knative'
 // is always the workload's own Service, which is Ready by the time eventing
 // is judged, so this is the PingSource's status from before the Service had
 // an address, not a failure.
-func sinkPending(d client.Object, c *apis.Condition) bool {
+func sinkPending(d kube.Object, c *apis.Condition) bool {
 	return d.GetObjectKind().GroupVersionKind().Kind == "PingSource" && c.Reason == "NotFound"
 }
 

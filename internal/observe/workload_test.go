@@ -20,6 +20,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/knative/knativetest"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	sourcesv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/sources/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 )
 
@@ -237,8 +238,8 @@ func TestEventingReadiness(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			desired := []client.Object{broker, trigger}
-			got := observe.EventingReadiness(desired, func(o client.Object) client.Object {
+			desired := []kube.Object{broker, trigger}
+			got := observe.EventingReadiness(desired, func(o kube.Object) kube.Object {
 				for i, d := range desired {
 					if d == o && tc.live[i] != nil {
 						return tc.live[i]
@@ -295,7 +296,7 @@ func TestPingSourceReadiness(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := observe.EventingReadiness([]client.Object{ping}, func(client.Object) client.Object { return tc.live })
+			got := observe.EventingReadiness([]kube.Object{ping}, func(kube.Object) kube.Object { return tc.live })
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("%s\nEventingReadiness(...): -want, +got:\n%s", tc.reason, diff)
 			}

@@ -11,10 +11,10 @@ import (
 	eventingduckv1 "knative.dev/eventing/pkg/apis/duck/v1"
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 )
 
 // What a forward waits for.
@@ -232,7 +232,7 @@ func delivery(own, fallback *v1alpha1.Delivery, sink *v1alpha1.Sink) *eventingdu
 
 // CreatedBroker returns the Broker a workload's spec creates, if any, after
 // its RabbitmqBrokerConfig: what its last user deletes.
-func CreatedBroker(namespace string, b *v1alpha1.Broker) []client.Object {
+func CreatedBroker(namespace string, b *v1alpha1.Broker) []kube.Object {
 	o := &Objects{}
 	o.Broker, o.BrokerConfig = broker(namespace, b)
 	return o.Brokers()

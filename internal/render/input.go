@@ -9,12 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	sourcesv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/sources/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 )
 
 // Defaults are the build settings of a ProviderConfig or of the composition
@@ -232,8 +232,8 @@ type Objects struct {
 
 // Build returns the build's objects in the order they are applied: its
 // pods never start before the NetworkPolicy that limits them exists.
-func (o *Objects) Build() []client.Object {
-	var all []client.Object
+func (o *Objects) Build() []kube.Object {
+	var all []kube.Object
 	if o.BuildContext != nil {
 		all = append(all, o.BuildContext)
 	}
@@ -249,8 +249,8 @@ func (o *Objects) Build() []client.Object {
 // Brokers returns the Broker the workload creates, if any, after the
 // RabbitmqBrokerConfig it refers to. They are shared with every other
 // workload that uses the Broker.
-func (o *Objects) Brokers() []client.Object {
-	var all []client.Object
+func (o *Objects) Brokers() []kube.Object {
+	var all []kube.Object
 	if o.BrokerConfig != nil {
 		all = append(all, o.BrokerConfig)
 	}
@@ -262,8 +262,8 @@ func (o *Objects) Brokers() []client.Object {
 
 // Eventing returns the Broker the workload creates, if any, its Triggers and
 // its PingSources: the objects that must deliver before it is Ready.
-func (o *Objects) Eventing() []client.Object {
-	var all []client.Object
+func (o *Objects) Eventing() []kube.Object {
+	var all []kube.Object
 	if o.Broker != nil {
 		all = append(all, o.Broker)
 	}
@@ -300,7 +300,7 @@ func (o *Objects) EventingObservation() *v1alpha1.EventingObservation {
 }
 
 // All returns the wanted objects in the order they are applied.
-func (o *Objects) All() []client.Object {
+func (o *Objects) All() []kube.Object {
 	all := append(o.Build(), o.Brokers()...)
 	if o.Service != nil {
 		all = append(all, o.Service)
@@ -310,7 +310,7 @@ func (o *Objects) All() []client.Object {
 
 // appendDeliveries appends what delivers events to the Service: its
 // Triggers, then its PingSources.
-func (o *Objects) appendDeliveries(all []client.Object) []client.Object {
+func (o *Objects) appendDeliveries(all []kube.Object) []kube.Object {
 	for _, t := range o.Triggers {
 		all = append(all, t)
 	}

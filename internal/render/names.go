@@ -5,21 +5,20 @@ import (
 	"encoding/hex"
 	"strings"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 )
 
 // Key names a rendered object among a workload's: its kind and name. The
 // provider finds an object's live copy by it, and the function names the
 // composed resource with it. A build Job is named for its build identity, so
 // a new build has a new key.
-func Key(o client.Object) string {
+func Key(o kube.Object) string {
 	return string(AppendKey(nil, o))
 }
 
 // AppendKey appends the Key of o to b.
-func AppendKey(b []byte, o client.Object) []byte {
+func AppendKey(b []byte, o kube.Object) []byte {
 	return append(append(append(b, o.GetObjectKind().GroupVersionKind().Kind...), '/'), o.GetName()...)
 }
 

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"text/template"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )

@@ -11,7 +11,7 @@ import (
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	sourcesv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/sources/v1"

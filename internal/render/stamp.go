@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"maps"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 )
 
 // AnnotationRendered holds a hash of everything else render sets on an
@@ -30,7 +30,7 @@ const errStamp = "cannot hash a rendered object"
 // hashed it: everything but the stamp, which the object carries by then.
 // The bytes are valid only during the call. A caller that sends the objects
 // as JSON need not encode them again.
-type EncodedFn func(o client.Object, json []byte) error
+type EncodedFn func(o kube.Object, json []byte) error
 
 // stamped sets AnnotationRendered on every object render returns, and lends
 // each object's JSON to lend, when it is set.
@@ -46,7 +46,7 @@ func stamped(out *Objects, err error, lend EncodedFn) (*Objects, error) {
 	return out, nil
 }
 
-func stamp(o client.Object, lend EncodedFn) error {
+func stamp(o kube.Object, lend EncodedFn) error {
 	w := borrowHasher()
 	defer w.done()
 	h := &jsonHash{hasher: w, keep: lend != nil}

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	"github.com/crossplane/function-sdk-go/errors"
 )
 
 const (

@@ -1,6 +1,6 @@
 package source
 
-import "github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+import "github.com/crossplane/function-sdk-go/errors"
 
 // An unresolvableError says a source, as specified, cannot be resolved
 // however often one tries: its ref, object or prefix does not exist, or its

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/lists"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )
 
@@ -19,11 +20,11 @@ import (
 func (u *Usages) Start(ctx context.Context, c client.WithWatch) {
 	lw := &toolscache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			l := &v1alpha1.ProviderConfigUsageList{}
+			l := &lists.ProviderConfigUsageList{}
 			return l, c.List(ctx, l, &client.ListOptions{Raw: &o})
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return c.Watch(ctx, &v1alpha1.ProviderConfigUsageList{}, &client.ListOptions{Raw: &o})
+			return c.Watch(ctx, &lists.ProviderConfigUsageList{}, &client.ListOptions{Raw: &o})
 		},
 	}
 	toolscache.NewReflectorWithOptions(lw, &v1alpha1.ProviderConfigUsage{}, reflected{u}, toolscache.ReflectorOptions{Name: "provider config usages"}).RunWithContext(ctx)

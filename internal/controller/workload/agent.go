@@ -12,6 +12,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
@@ -25,7 +26,7 @@ const (
 type agentClient struct {
 	connection
 
-	desired []client.Object
+	desired []kube.Object
 }
 
 // Observe renders the agent, with the addresses of the Brokers its forwards

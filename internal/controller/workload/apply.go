@@ -16,6 +16,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -33,7 +34,7 @@ const (
 // build starts without prune, so the Service keeps serving meanwhile. It
 // never takes over an object that is not the resource's own, nor a Broker
 // that the provider did not create.
-func (d deployer) apply(ctx context.Context, desired []client.Object, prune bool) error {
+func (d deployer) apply(ctx context.Context, desired []kube.Object, prune bool) error {
 	st, err := d.observe(ctx, desired)
 	if err != nil {
 		return err
@@ -81,7 +82,7 @@ func buildDone(o client.Object, st liveState) bool {
 // it created (its Broker, then the Broker's RabbitmqBrokerConfig), once no
 // Trigger of another resource uses the Broker. A shared object the provider
 // did not create stays.
-func (d deployer) remove(ctx context.Context, sharedObjs []client.Object) error {
+func (d deployer) remove(ctx context.Context, sharedObjs []kube.Object) error {
 	st, err := d.observe(ctx, nil)
 	if err != nil {
 		return err
@@ -110,14 +111,14 @@ func (d deployer) remove(ctx context.Context, sharedObjs []client.Object) error 
 // read from the API server: one another user applied a moment ago may not be
 // in the informers yet, and the last user skipping it would leave it behind
 // for good.
-func (d deployer) sharedLeft(ctx context.Context, sharedObjs []client.Object) ([]client.Object, error) {
+func (d deployer) sharedLeft(ctx context.Context, sharedObjs []kube.Object) ([]kube.Object, error) {
 	if len(sharedObjs) == 0 {
 		return nil, nil
 	}
 	if used, err := d.brokerInUse(ctx, sharedObjs[len(sharedObjs)-1].GetName()); err != nil || used {
 		return nil, err
 	}
-	var left []client.Object
+	var left []kube.Object
 	for _, o := range slices.Backward(sharedObjs) {
 		live, err := d.fresh(ctx, o)
 		if apimeta.IsNoMatchError(err) {

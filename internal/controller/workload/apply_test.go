@@ -42,7 +42,11 @@ func TestRemoveDeletesBrokerTheCacheHasNotSeen(t *testing.T) {
 		t.Fatal(err)
 	}
 	shared := render.CreatedBroker("apps", &v1alpha1.Broker{Name: "events", Create: true})
-	apiServer := fake.NewClientBuilder().WithScheme(s).WithObjects(shared...).Build()
+	existing := fake.NewClientBuilder().WithScheme(s)
+	for _, o := range shared {
+		existing = existing.WithObjects(o)
+	}
+	apiServer := existing.Build()
 	d := deployer{
 		kube:     laggingCache{Client: apiServer, seen: fake.NewClientBuilder().WithScheme(s).Build()},
 		uncached: apiServer,

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -58,7 +59,7 @@ func (c *compared) forgetDeleted(ctx context.Context, ca cache.Informers, obj cl
 // fingerprint hashes what comparing each desired object that has a live
 // copy depends on. It is false without compared, and when something is not
 // identified, such as an object without a stamp: only comparing tells then.
-func (c *compared) fingerprint(desired []client.Object, live map[string]client.Object) (uint64, bool) {
+func (c *compared) fingerprint(desired []kube.Object, live map[string]client.Object) (uint64, bool) {
 	if c == nil {
 		return 0, false
 	}
@@ -111,7 +112,7 @@ func (c *compared) found(r types.NamespacedName, fp uint64, upToDate bool) {
 // compare lists, one line each, what the live copies of the desired objects
 // lack, unless the resource's last comparison of the same objects found
 // nothing.
-func (d deployer) compare(desired []client.Object, live map[string]client.Object) []string {
+func (d deployer) compare(desired []kube.Object, live map[string]client.Object) []string {
 	r := types.NamespacedName{Namespace: d.namespace, Name: d.name}
 	fp, known := d.compared.fingerprint(desired, live)
 	if known && d.compared.same(r, fp) {

@@ -13,6 +13,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
@@ -100,7 +101,7 @@ func TestObserveComparesWhatChanged(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			desired := func(c change) []client.Object {
+			desired := func(c change) []kube.Object {
 				in := render.FunctionInput{Namespace: "apps", Name: "hello", Spec: testkit.ImageFunction("apps", "hello").Spec.ForProvider}
 				in.Spec.Scaling = &v1alpha1.Scaling{MaxReplicas: new(int32(10))}
 				if c.spec != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 )
 
 // requeue is what the managed reconciler returns after a create.
@@ -116,30 +117,30 @@ func TestWokenBy(t *testing.T) {
 	cases := map[string]struct {
 		reason   string
 		followed map[string]bool
-		objs     []client.Object
+		objs     []kube.Object
 		want     bool
 	}{
 		"Service": {
 			reason:   "Knative writes a new Service's status, which wakes its resource.",
 			followed: map[string]bool{"Service": true},
-			objs:     []client.Object{obj("Service"), obj("Trigger")},
+			objs:     []kube.Object{obj("Service"), obj("Trigger")},
 			want:     true,
 		},
 		"Build": {
 			reason:   "The Job controller writes a new build Job's status.",
 			followed: map[string]bool{"Job": true, "ConfigMap": true},
-			objs:     []client.Object{obj("ConfigMap"), obj("NetworkPolicy"), obj("Job")},
+			objs:     []kube.Object{obj("ConfigMap"), obj("NetworkPolicy"), obj("Job")},
 			want:     true,
 		},
 		"NoReport": {
 			reason:   "No controller writes the status of a ConfigMap or a NetworkPolicy.",
 			followed: map[string]bool{"ConfigMap": true, "NetworkPolicy": true},
-			objs:     []client.Object{obj("ConfigMap"), obj("NetworkPolicy")},
+			objs:     []kube.Object{obj("ConfigMap"), obj("NetworkPolicy")},
 		},
 		"NotFollowed": {
 			reason:   "A kind whose informer does not wake resources wakes nothing.",
 			followed: map[string]bool{"Job": true},
-			objs:     []client.Object{obj("Service")},
+			objs:     []kube.Object{obj("Service")},
 		},
 	}
 	for name, tc := range cases {

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
@@ -49,7 +49,7 @@ func (c connection) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservati
 	c.revisionFailure(mg, at, svc)
 	judge(mg, at, observe.Deployed(observe.Deployment{
 		Unapplied: st.differences, Refused: objs.Refused, Pending: objs.Pending, Service: svc,
-		Eventing: observe.EventingReadiness(objs.Eventing(), func(o client.Object) client.Object { return st.live[render.Key(o)] }),
+		Eventing: observe.EventingReadiness(objs.Eventing(), func(o kube.Object) kube.Object { return st.live[render.Key(o)] }),
 	}))
 	// Only a resource that once had a failing Revision carries the
 	// condition; GetCondition of one never set has no reason.

@@ -21,6 +21,7 @@ import (
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	sourcesv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/sources/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
@@ -99,7 +100,7 @@ type deployer struct {
 // wokenBy is true when objs hold an object that will wake the resource: of
 // a kind that reports, whose informer wakes resources (see
 // clients.FollowOwned).
-func (d deployer) wokenBy(objs []client.Object) bool {
+func (d deployer) wokenBy(objs []kube.Object) bool {
 	for _, o := range objs {
 		kind := o.GetObjectKind().GroupVersionKind().Kind
 		for _, k := range ownedKinds {
@@ -148,7 +149,7 @@ type liveState struct {
 
 // observe reads the resource's objects, found by its labels, and compares the
 // desired ones with them on the fields render sets.
-func (d deployer) observe(ctx context.Context, desired []client.Object) (liveState, error) {
+func (d deployer) observe(ctx context.Context, desired []kube.Object) (liveState, error) {
 	st := liveState{upToDate: true, objects: map[string]owned{}, live: map[string]client.Object{}}
 	ours := labels.SelectorFromValidatedSet(labels.Set{render.LabelKind: d.kind, render.LabelResource: d.name, render.LabelManagedBy: render.ManagedBy})
 	for _, k := range ownedKinds {
@@ -344,7 +345,7 @@ func (d deployer) foreign(ctx context.Context, o client.Object) (string, error) 
 // the reconciler never calls Delete again once nothing exists: a Delete cut
 // short after the resource's own objects went (a provider killed, a refused
 // request) would otherwise leave its Broker behind for good.
-func (d deployer) deleting(ctx context.Context, sharedObjs []client.Object) (managed.ExternalObservation, error) {
+func (d deployer) deleting(ctx context.Context, sharedObjs []kube.Object) (managed.ExternalObservation, error) {
 	st, err := d.observe(ctx, nil)
 	if err != nil || st.exists {
 		return managed.ExternalObservation{ResourceExists: st.exists}, err

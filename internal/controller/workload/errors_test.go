@@ -21,6 +21,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
@@ -136,7 +137,7 @@ func TestRemoveErrors(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		kube   *test.MockClient
-		shared []client.Object
+		shared []kube.Object
 		want   error
 	}{
 		"DeleteConflicts": {

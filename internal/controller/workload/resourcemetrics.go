@@ -11,6 +11,7 @@ import (
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/lists"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )
 
@@ -67,14 +68,14 @@ func (c *resourceCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	// Nothing here writes what it reads: the cache's own objects serve, not
 	// copies of every resource at each scrape.
-	fns := &v1alpha1.LambdaFunctionList{}
+	fns := &lists.LambdaFunctionList{}
 	if err := r.List(ctx, fns, client.UnsafeDisableDeepCopy); err == nil {
 		for i := range fns.Items {
 			f := &fns.Items[i]
 			count(v1alpha1.LambdaFunctionKind, f.Namespace, f.Status.AtProvider.Phase, f.GetCondition(xpv2.TypeReady))
 		}
 	}
-	agents := &v1alpha1.LambdaAgentList{}
+	agents := &lists.LambdaAgentList{}
 	if err := r.List(ctx, agents, client.UnsafeDisableDeepCopy); err == nil {
 		for i := range agents.Items {
 			a := &agents.Items[i]

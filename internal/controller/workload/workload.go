@@ -25,10 +25,12 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/reconciler/managed"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/resource"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/lists"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/gated"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/usage"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
@@ -66,7 +68,7 @@ var (
 	LambdaFunction = Kind[*v1alpha1.LambdaFunction]{
 		GVK:     v1alpha1.LambdaFunctionGroupVersionKind,
 		New:     func() *v1alpha1.LambdaFunction { return &v1alpha1.LambdaFunction{} },
-		NewList: func() resource.ManagedList { return &v1alpha1.LambdaFunctionList{} },
+		NewList: func() resource.ManagedList { return &lists.LambdaFunctionList{} },
 		external: func(c connection) managed.TypedExternalClient[*v1alpha1.LambdaFunction] {
 			return &functionClient{connection: c}
 		},
@@ -74,7 +76,7 @@ var (
 	LambdaAgent = Kind[*v1alpha1.LambdaAgent]{
 		GVK:     v1alpha1.LambdaAgentGroupVersionKind,
 		New:     func() *v1alpha1.LambdaAgent { return &v1alpha1.LambdaAgent{} },
-		NewList: func() resource.ManagedList { return &v1alpha1.LambdaAgentList{} },
+		NewList: func() resource.ManagedList { return &lists.LambdaAgentList{} },
 		external: func(c connection) managed.TypedExternalClient[*v1alpha1.LambdaAgent] {
 			return &agentClient{connection: c}
 		},
@@ -158,7 +160,7 @@ type connection struct {
 
 // created tells the reconcile that mg's create applied objs, when one of
 // them will wake it.
-func (c connection) created(mg resource.Managed, objs []client.Object) {
+func (c connection) created(mg resource.Managed, objs []kube.Object) {
 	if c.creates != nil && c.wokenBy(objs) {
 		c.creates.created(mg)
 	}

@@ -21,7 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 
-	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/apis"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
@@ -33,7 +33,7 @@ const peerModule = "cluster/bench/build/provider-kubernetes"
 var scheme = runtime.NewScheme()
 
 func init() {
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, batchv1.AddToScheme, servingv1.AddToScheme, v1alpha1.SchemeBuilder.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, batchv1.AddToScheme, servingv1.AddToScheme, apis.AddToScheme} {
 		if err := add(scheme); err != nil {
 			panic(err)
 		}
