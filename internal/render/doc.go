@@ -6,4 +6,8 @@
 // cluster (a git commit, an image digest, a Broker's address) arrives as
 // Observed facts. The provider's external client and the composition function
 // both call it, and neither edits what it returns.
+//
+// The function links it and talks only gRPC, so render links no Kubernetes
+// client: it returns kube.Objects, and wraps errors with function-sdk-go's
+// errors package, crossplane-runtime's without controller-runtime.
 package render
