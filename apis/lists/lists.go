@@ -32,7 +32,7 @@ type LambdaFunctionList struct {
 
 // +kubebuilder:object:root=true
 
-// LambdaAgentList contains a list of LambdaAgent.
+// LambdaAgentList contains a list of v1alpha1.LambdaAgent.
 type LambdaAgentList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
@@ -41,7 +41,7 @@ type LambdaAgentList struct {
 
 // +kubebuilder:object:root=true
 
-// ProviderConfigUsageList contains a list of ProviderConfigUsage.
+// ProviderConfigUsageList contains a list of v1alpha1.ProviderConfigUsage.
 type ProviderConfigUsageList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
