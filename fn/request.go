@@ -98,13 +98,13 @@ func readRequest(b []byte, req *fnv1.RunFunctionRequest) error {
 			if *s == nil {
 				*s = &fnv1.State{}
 			}
-			return true, readState(content, *s)
+			return true, readState(content, *s, 2)
 		case numRequestInput:
-			return true, keepStruct(content, &req.Input)
+			return true, keepStruct(content, &req.Input, 2)
 		case numRequestContext:
-			return true, keepStruct(content, &req.Context)
+			return true, keepStruct(content, &req.Context, 2)
 		case numRequestRequired:
-			_, err := readMapField(content, &req.RequiredResources, readResources)
+			_, err := readMapField(content, &req.RequiredResources, 2, readResources)
 			return true, err
 		default:
 			return false, nil
@@ -112,29 +112,31 @@ func readRequest(b []byte, req *fnv1.RunFunctionRequest) error {
 	}), errRequest)
 }
 
-// readResources reads the Resources of a requirement.
-func readResources(b []byte, rs *fnv1.Resources) error {
+// readResources reads the Resources of a requirement, which lie depth
+// messages deep in the request: it is 1, the Resources of a requirement 3.
+func readResources(b []byte, rs *fnv1.Resources, depth int) error {
 	return readMessage(b, rs, func(num protowire.Number, content []byte) (bool, error) {
 		if num != numResourcesItems {
 			return false, nil
 		}
 		r := &fnv1.Resource{}
 		rs.Items = append(rs.Items, r)
-		return true, readResource(content, r)
+		return true, readResource(content, r, depth+1)
 	})
 }
 
-// readState reads a State: its composite resource and composed resources.
-func readState(b []byte, s *fnv1.State) error {
+// readState reads a State, depth messages deep: its composite resource and
+// composed resources.
+func readState(b []byte, s *fnv1.State, depth int) error {
 	return readMessage(b, s, func(num protowire.Number, content []byte) (bool, error) {
 		switch num {
 		case numStateComposite:
 			if s.Composite == nil {
 				s.Composite = &fnv1.Resource{}
 			}
-			return true, readResource(content, s.Composite)
+			return true, readResource(content, s.Composite, depth+1)
 		case numStateResources:
-			name, err := readMapField(content, &s.Resources, readResource)
+			name, err := readMapField(content, &s.Resources, depth+1, readResource)
 			return true, errors.Wrapf(err, errFmtResource, name)
 		default:
 			return false, nil
@@ -142,13 +144,14 @@ func readState(b []byte, s *fnv1.State) error {
 	})
 }
 
-// readResource reads a Resource, leaving its Struct in its encoding.
-func readResource(b []byte, r *fnv1.Resource) error {
+// readResource reads a Resource, depth messages deep, leaving its Struct
+// in its encoding.
+func readResource(b []byte, r *fnv1.Resource, depth int) error {
 	return readMessage(b, r, func(num protowire.Number, content []byte) (bool, error) {
 		if num != numResource {
 			return false, nil
 		}
-		return true, keepStruct(content, &r.Resource)
+		return true, keepStruct(content, &r.Resource, depth+1)
 	})
 }
 
@@ -156,8 +159,9 @@ func readResource(b []byte, r *fnv1.Resource) error {
 // fields of a Struct that protobuf writes again as they are. The encoding
 // is b's own bytes, capped so that no append writes into b. A message field
 // that comes again merges: for a Struct, its entries follow the first's.
-func keepStruct(b []byte, s **structpb.Struct) error {
-	if err := validObject(b); err != nil {
+// The Struct lies depth messages deep in the request.
+func keepStruct(b []byte, s **structpb.Struct, depth int) error {
+	if err := validObject(b, depth); err != nil {
 		return err
 	}
 	if *s == nil {
@@ -173,8 +177,9 @@ func keepStruct(b []byte, s **structpb.Struct) error {
 
 // readMapField reads an entry of a protobuf map of strings to messages into
 // *m, its message read by read, and returns its key. A key that comes again
-// replaces, as in protobuf.
-func readMapField[M any](b []byte, m *map[string]*M, read func([]byte, *M) error) (string, error) {
+// replaces, as in protobuf. The entry lies depth messages deep, and its
+// message one deeper.
+func readMapField[M any](b []byte, m *map[string]*M, depth int, read func([]byte, *M, int) error) (string, error) {
 	key, v, err := readMapEntry(b)
 	if err != nil {
 		return key, err
@@ -184,7 +189,7 @@ func readMapField[M any](b []byte, m *map[string]*M, read func([]byte, *M) error
 	}
 	value := new(M)
 	(*m)[key] = value
-	return key, read(v, value)
+	return key, read(v, value, depth+1)
 }
 
 // readMapEntry reads an entry of a protobuf map of strings to messages. A

@@ -93,14 +93,18 @@ func TestReadRequest(t *testing.T) {
 
 // TestReadRequestRefuses holds readRequest to refuse what protobuf's own
 // decoder refuses, inside the Structs it does not decode too.
+// observedResource is a request whose one observed resource has the Struct
+// s, five messages deep.
+func observedResource(s []byte) []byte {
+	r := protowire.AppendBytes(protowire.AppendTag(nil, numResource, protowire.BytesType), s)
+	entry := protowire.AppendString(protowire.AppendTag(nil, numMapKey, protowire.BytesType), "Job/x")
+	entry = protowire.AppendBytes(protowire.AppendTag(entry, numMapValue, protowire.BytesType), r)
+	state := protowire.AppendBytes(protowire.AppendTag(nil, numStateResources, protowire.BytesType), entry)
+	return protowire.AppendBytes(protowire.AppendTag(nil, numRequestObserved, protowire.BytesType), state)
+}
+
 func TestReadRequestRefuses(t *testing.T) {
-	resource := func(s []byte) []byte {
-		r := protowire.AppendBytes(protowire.AppendTag(nil, numResource, protowire.BytesType), s)
-		entry := protowire.AppendString(protowire.AppendTag(nil, numMapKey, protowire.BytesType), "Job/x")
-		entry = protowire.AppendBytes(protowire.AppendTag(entry, numMapValue, protowire.BytesType), r)
-		state := protowire.AppendBytes(protowire.AppendTag(nil, numStateResources, protowire.BytesType), entry)
-		return protowire.AppendBytes(protowire.AppendTag(nil, numRequestObserved, protowire.BytesType), state)
-	}
+	resource := observedResource
 	member := func(key string, v []byte) []byte { return appendEntry(nil, key, v) }
 	valid := resource(member("kind", stringValue("Job")))
 	deep := stringValue("bottom")
@@ -145,6 +149,71 @@ func TestReadRequestRefuses(t *testing.T) {
 				t.Errorf("%s\nreadRequest(): no error, want one", tc.reason)
 			}
 		})
+	}
+}
+
+// TestReadRequestDepth holds readRequest's bound on nesting to protobuf's,
+// through lists and through Structs, on either side of it.
+func TestReadRequestDepth(t *testing.T) {
+	inList := func(v []byte) []byte {
+		list := protowire.AppendBytes(protowire.AppendTag(nil, numListValues, protowire.BytesType), v)
+		return protowire.AppendBytes(protowire.AppendTag(nil, numValueList, protowire.BytesType), list)
+	}
+	inStruct := func(v []byte) []byte {
+		return protowire.AppendBytes(protowire.AppendTag(nil, numValueStruct, protowire.BytesType), appendEntry(nil, "k", v))
+	}
+	cases := map[string]struct {
+		reason string
+		nest   func([]byte) []byte
+		// messages is how many messages deeper each nest lies.
+		messages int
+	}{
+		"Lists": {
+			reason:   "Values nested in lists are read exactly as deep as protobuf reads them.",
+			nest:     inList,
+			messages: 2,
+		},
+		"Structs": {
+			reason:   "Values nested in Structs, whose map entries protobuf counts too, are read exactly as deep as protobuf reads them.",
+			nest:     inStruct,
+			messages: 3,
+		},
+	}
+	// Where the nested Struct lies in the request: the Input two messages
+	// deep, an observed resource's five.
+	placed := map[string]func([]byte) []byte{
+		"Input": func(s []byte) []byte {
+			return protowire.AppendBytes(protowire.AppendTag(nil, numRequestInput, protowire.BytesType), s)
+		},
+		"ObservedResource": observedResource,
+	}
+	for name, tc := range cases {
+		for where, place := range placed {
+			t.Run(name+"In"+where, func(t *testing.T) {
+				v := stringValue("bottom")
+				for range maxDepth/tc.messages - 5 {
+					v = tc.nest(v)
+				}
+				var read, refused int
+				for range 10 {
+					v = tc.nest(v)
+					in := place(appendEntry(nil, "deep", v))
+					want := proto.Unmarshal(in, &fnv1.RunFunctionRequest{}) == nil
+					got := readRequest(in, &fnv1.RunFunctionRequest{}) == nil
+					if got != want {
+						t.Fatalf("%s\nreadRequest() read a request of %d bytes: %t, protobuf: %t", tc.reason, len(in), got, want)
+					}
+					if want {
+						read++
+					} else {
+						refused++
+					}
+				}
+				if read == 0 || refused == 0 {
+					t.Errorf("%s\nprotobuf read %d and refused %d requests: the cases do not straddle its bound", tc.reason, read, refused)
+				}
+			})
+		}
 	}
 }
 

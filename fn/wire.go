@@ -28,8 +28,7 @@ const (
 	numResource     protowire.Number = 1
 )
 
-// maxDepth is how deeply Structs and lists may nest, as protobuf's own
-// decoder bounds it.
+// maxDepth is how many messages deep protobuf's own decoder reads.
 const maxDepth = 10000
 
 const (
@@ -89,30 +88,40 @@ var errStop = errors.New("stop")
 // formed is refused at its first bad field.
 func fields(b []byte, fn func(f field) error) error {
 	for len(b) > 0 {
-		num, typ, tag := protowire.ConsumeTag(b)
-		if tag < 0 {
-			return errors.New(errWire)
-		}
-		size := protowire.ConsumeFieldValue(num, typ, b[tag:])
-		if size < 0 {
-			return errors.New(errWire)
-		}
-		f := field{num: num, typ: typ, raw: b[:tag+size]}
-		switch typ {
-		case protowire.BytesType:
-			f.content, _ = protowire.ConsumeBytes(b[tag:])
-		case protowire.VarintType:
-			f.n, _ = protowire.ConsumeVarint(b[tag:])
-		case protowire.Fixed64Type:
-			f.n, _ = protowire.ConsumeFixed64(b[tag:])
-		default:
+		f, err := next(b)
+		if err != nil {
+			return err
 		}
 		if err := fn(f); err != nil {
 			return err
 		}
-		b = b[tag+size:]
+		b = b[len(f.raw):]
 	}
 	return nil
+}
+
+// next is the first field of a message encoding b, which must not be
+// empty.
+func next(b []byte) (field, error) {
+	num, typ, tag := protowire.ConsumeTag(b)
+	if tag < 0 {
+		return field{}, errors.New(errWire)
+	}
+	size := protowire.ConsumeFieldValue(num, typ, b[tag:])
+	if size < 0 {
+		return field{}, errors.New(errWire)
+	}
+	f := field{num: num, typ: typ, raw: b[:tag+size]}
+	switch typ {
+	case protowire.BytesType:
+		f.content, _ = protowire.ConsumeBytes(b[tag:])
+	case protowire.VarintType:
+		f.n, _ = protowire.ConsumeVarint(b[tag:])
+	case protowire.Fixed64Type:
+		f.n, _ = protowire.ConsumeFixed64(b[tag:])
+	default:
+	}
+	return f, nil
 }
 
 // The accessors below read encodings validObject checked or this package
@@ -283,66 +292,77 @@ func numberValue(f float64) []byte {
 	return protowire.AppendFixed64(protowire.AppendTag(nil, numValueNumber, protowire.Fixed64Type), math.Float64bits(f))
 }
 
-// validObject checks that b is a Struct protobuf's decoder would read:
-// every field well formed, every string UTF-8, nesting bounded. Fields a
-// Struct, Value or ListValue does not have are left, as protobuf leaves
-// unknown fields.
-func validObject(b []byte) error {
-	return validStruct(b, 0)
-}
-
-// walk checks that b is a message of well formed fields, and calls fn with
-// each length-delimited one.
-func walk(b []byte, depth int, fn func(num protowire.Number, content []byte) error) error {
-	if depth > maxDepth {
-		return errors.New(errTooDeep)
-	}
-	return fields(b, func(f field) error {
+// validObject checks that b is a Struct protobuf's decoder would read,
+// where the Struct lies depth messages deep: every field well formed, every
+// string UTF-8, nesting bounded. Fields a Struct, Value or ListValue does
+// not have are left, as protobuf leaves unknown fields.
+//
+// It keeps the messages it is inside on a stack of its own rather than
+// recursing through them: a request nested as deeply as protobuf reads
+// costs a slice, not megabytes of goroutine stack copied as it grows.
+func validObject(b []byte, depth int) error {
+	var room [32]nested
+	stack, err := enter(room[:0], nested{rest: b, kind: inStruct, depth: depth})
+	for err == nil && len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		if len(top.rest) == 0 {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		var f field
+		if f, err = next(top.rest); err != nil {
+			break
+		}
+		top.rest = top.rest[len(f.raw):]
 		if f.typ != protowire.BytesType {
-			return nil
+			continue
 		}
-		return fn(f.num, f.content)
-	})
+		in := nested{rest: f.content, depth: top.depth + 1}
+		switch {
+		case top.kind == inEntry && f.num == numEntryKey, top.kind == inValue && f.num == numValueString:
+			err = validUTF8(f.content)
+		case top.kind == inStruct && f.num == numStructFields:
+			in.kind = inEntry
+			stack, err = enter(stack, in)
+		case top.kind == inEntry && f.num == numEntryValue, top.kind == inList && f.num == numListValues:
+			in.kind = inValue
+			stack, err = enter(stack, in)
+		case top.kind == inValue && f.num == numValueStruct:
+			in.kind = inStruct
+			stack, err = enter(stack, in)
+		case top.kind == inValue && f.num == numValueList:
+			in.kind = inList
+			stack, err = enter(stack, in)
+		}
+	}
+	return err
 }
 
-// validStruct and validValue count depth in messages, as protobuf does: a
-// Struct's Values, a Value's Struct or ListValue, a ListValue's Values.
-func validStruct(b []byte, depth int) error {
-	return walk(b, depth, func(num protowire.Number, entry []byte) error {
-		if num != numStructFields {
-			return nil
-		}
-		return walk(entry, depth, func(num protowire.Number, c []byte) error {
-			switch num {
-			case numEntryKey:
-				return validUTF8(c)
-			case numEntryValue:
-				return validValue(c, depth+1)
-			default:
-				return nil
-			}
-		})
-	})
+// A nested message is one validObject is inside: the fields it has yet to
+// read, what it is, and how many messages deep it lies, as protobuf counts
+// them: every message, a map's entries too.
+type nested struct {
+	rest  []byte
+	kind  nestedKind
+	depth int
 }
 
-func validValue(b []byte, depth int) error {
-	return walk(b, depth, func(num protowire.Number, c []byte) error {
-		switch num {
-		case numValueString:
-			return validUTF8(c)
-		case numValueStruct:
-			return validStruct(c, depth+1)
-		case numValueList:
-			return walk(c, depth+1, func(num protowire.Number, e []byte) error {
-				if num != numListValues {
-					return nil
-				}
-				return validValue(e, depth+2)
-			})
-		default:
-			return nil
-		}
-	})
+// A nestedKind is what a nested message is.
+type nestedKind uint8
+
+const (
+	inStruct nestedKind = iota
+	inEntry
+	inValue
+	inList
+)
+
+// enter pushes m onto stack, unless it lies deeper than protobuf reads.
+func enter(stack []nested, m nested) ([]nested, error) {
+	if m.depth > maxDepth {
+		return stack, errors.New(errTooDeep)
+	}
+	return append(stack, m), nil
 }
 
 func validUTF8(b []byte) error {
