@@ -55,7 +55,10 @@ type result struct {
 	// allocs and bytes per request, from the process's Go runtime metrics;
 	// negative when the function serves none.
 	allocs, bytes float64
-	rss, peakRSS  uint64
+	// cpu is the function process's CPU time per request: what latency
+	// on a busy machine hides.
+	cpu          time.Duration
+	rss, peakRSS uint64
 	// rssFile is the part of rss that maps the executable.
 	rssFile uint64
 	// sections are the executable's resident bytes by ELF section.
@@ -71,8 +74,8 @@ func (r result) String() string {
 	if r.allocs >= 0 {
 		allocs = fmt.Sprintf("%.0f allocs %.0f B", r.allocs, r.bytes)
 	}
-	return fmt.Sprintf("p50 %8s  p99 %8s  mean %8s  %s per request  rss %.1f MiB (files %.1f, peak %.1f)  %d desired (same as ours: %t)",
-		r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.mean.Round(time.Microsecond), allocs,
+	return fmt.Sprintf("p50 %8s  p99 %8s  mean %8s  cpu %8s  %s per request  rss %.1f MiB (files %.1f, peak %.1f)  %d desired (same as ours: %t)",
+		r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.mean.Round(time.Microsecond), r.cpu.Round(time.Microsecond), allocs,
 		float64(r.rss)/(1<<20), float64(r.rssFile)/(1<<20), float64(r.peakRSS)/(1<<20), r.desired, r.difference == "")
 }
 
@@ -103,70 +106,114 @@ func (c *contender) start() (*started, error) {
 	return s, nil
 }
 
-// run starts the function, warms it up, measures and stops it.
-func (c *contender) run(ctx context.Context, warmup, requests int) (result, error) {
+// A session is one contender's function, started and warm, while a round
+// measures it: the functions of a round are all up at once and take turns,
+// so that a machine that slows down for a while slows all of them alike.
+type session struct {
+	c       *contender
+	p       *started
+	conn    *grpc.ClientConn
+	w       *wireCall
+	first   *fnv1.RunFunctionResponse
+	before  bench.Metrics
+	was     process.Usage
+	samples []time.Duration
+}
+
+// begin starts the function and warms it up.
+func (c *contender) begin(ctx context.Context, warmup int) (*session, error) {
 	p, err := c.start()
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
-	defer p.Stop()
-	conn, err := grpc.NewClient(p.address, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return result{}, err
+	s := &session{c: c, p: p}
+	if err := s.warm(ctx, warmup); err != nil {
+		s.stop()
+		return nil, err
 	}
-	defer conn.Close() //nolint:errcheck // Loopback.
-	fn := fnv1.NewFunctionRunnerServiceClient(conn)
+	return s, nil
+}
 
-	first, err := firstAnswer(ctx, fn, c.req)
-	if err != nil {
-		return result{}, err
+// warm connects, takes the first answer, sends the warm-up requests and
+// then reads what the measured requests are counted from.
+func (s *session) warm(ctx context.Context, warmup int) error {
+	var err error
+	if s.conn, err = grpc.NewClient(s.p.address, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
+		return err
 	}
-	w, err := newWireCall(ctx, conn, c.req)
-	if err != nil {
-		return result{}, err
+	if s.first, err = firstAnswer(ctx, fnv1.NewFunctionRunnerServiceClient(s.conn), s.c.req); err != nil {
+		return err
+	}
+	if s.w, err = newWireCall(ctx, s.conn, s.c.req); err != nil {
+		return err
 	}
 	for range warmup {
-		if err := w.call(ctx); err != nil {
-			return result{}, err
+		if err := s.w.call(ctx); err != nil {
+			return err
 		}
 	}
-	var before bench.Metrics
-	if c.passes != "" {
-		if before, err = bench.Scrape(ctx, http.DefaultClient, "http://"+p.metrics+"/metrics"); err != nil {
-			return result{}, err
+	if s.c.passes != "" {
+		if s.before, err = bench.Scrape(ctx, http.DefaultClient, "http://"+s.p.metrics+"/metrics"); err != nil {
+			return err
 		}
 	}
-	samples := make([]time.Duration, requests)
-	var total time.Duration
-	for i := range samples {
+	s.was, err = s.p.Usage()
+	return err
+}
+
+// measure sends n requests one at a time and times each.
+func (s *session) measure(ctx context.Context, n int) error {
+	for range n {
 		start := time.Now()
-		if err := w.call(ctx); err != nil {
-			return result{}, err
+		if err := s.w.call(ctx); err != nil {
+			return errors.Wrap(err, s.c.name)
 		}
-		samples[i] = time.Since(start)
-		total += samples[i]
+		s.samples = append(s.samples, time.Since(start))
+	}
+	return nil
+}
+
+// stop stops the function.
+func (s *session) stop() {
+	if s.conn != nil {
+		_ = s.conn.Close()
+	}
+	s.p.Stop()
+}
+
+// end is what the session measured; the function is stopped after.
+func (s *session) end(ctx context.Context) (result, error) {
+	defer s.stop()
+	requests := len(s.samples)
+	u, err := s.p.Usage()
+	if err != nil {
+		return result{}, err
+	}
+	var total time.Duration
+	for _, d := range s.samples {
+		total += d
 	}
 	r := result{
-		p50: bench.Percentile(samples, 50), p99: bench.Percentile(samples, 99), mean: total / time.Duration(requests),
-		allocs: -1, bytes: -1, desired: len(first.GetDesired().GetResources()), difference: desiredDiff(c.reference, first),
+		p50: bench.Percentile(s.samples, 50), p99: bench.Percentile(s.samples, 99), mean: total / time.Duration(requests),
+		cpu:    time.Duration((u.CPUSeconds - s.was.CPUSeconds) / float64(requests) * float64(time.Second)),
+		allocs: -1, bytes: -1, desired: len(s.first.GetDesired().GetResources()), difference: desiredDiff(s.c.reference, s.first),
 	}
-	if c.passes != "" {
-		after, err := bench.Scrape(ctx, http.DefaultClient, "http://"+p.metrics+"/metrics")
+	if s.c.passes != "" {
+		after, err := bench.Scrape(ctx, http.DefaultClient, "http://"+s.p.metrics+"/metrics")
 		if err != nil {
 			return result{}, err
 		}
-		if n := after.Sum(c.passes, nil) - before.Sum(c.passes, nil); int(n) != requests {
-			return result{}, errors.Errorf(errNotMeasuredFmt, p.metrics, n, requests)
+		if n := after.Sum(s.c.passes, nil) - s.before.Sum(s.c.passes, nil); int(n) != requests {
+			return result{}, errors.Errorf(errNotMeasuredFmt, s.p.metrics, n, requests)
 		}
-		r.allocs = (after.Sum("go_memstats_mallocs_total", nil) - before.Sum("go_memstats_mallocs_total", nil)) / float64(requests)
-		r.bytes = (after.Sum("go_memstats_alloc_bytes_total", nil) - before.Sum("go_memstats_alloc_bytes_total", nil)) / float64(requests)
+		r.allocs = (after.Sum("go_memstats_mallocs_total", nil) - s.before.Sum("go_memstats_mallocs_total", nil)) / float64(requests)
+		r.bytes = (after.Sum("go_memstats_alloc_bytes_total", nil) - s.before.Sum("go_memstats_alloc_bytes_total", nil)) / float64(requests)
 	}
-	u, err := p.Usage()
-	if err != nil {
+	if u, err = s.p.Usage(); err != nil {
 		return result{}, err
 	}
 	r.rss, r.peakRSS, r.rssFile = u.RSS, u.PeakRSS, u.RSSFile
-	parts, err := resident.Of(p.Pid(), resident.Sections)
+	parts, err := resident.Of(s.p.Pid(), resident.Sections)
 	if err != nil {
 		return result{}, err
 	}

@@ -3,8 +3,10 @@
 // real gRPC server on loopback and is sent the same observed state over and
 // over, warm. The request is encoded once and each answer timed as it
 // arrives, not decoded: the time is the function's and gRPC's, not this
-// program's own conversions. It prints latency percentiles, allocations per
-// request and resident memory.
+// program's own conversions. The functions of a round run at once and take
+// turns every few requests, so that a slower spell of the machine falls on
+// all of them alike. It prints latency percentiles, CPU time and
+// allocations per request, and resident memory.
 package main
 
 import (
@@ -32,7 +34,8 @@ func main() {
 		app      = kingpin.New("fnbench", "Measure function-knative-lambda against function-go-templating and function-patch-and-transform.")
 		requests = app.Flag("requests", "Requests measured per round and function.").Default("2000").Int()
 		warmup   = app.Flag("warmup", "Requests sent first and not measured.").Default("200").Int()
-		rounds   = app.Flag("rounds", "Rounds; functions take turns in each, and the summary gives medians.").Default("5").Int()
+		rounds   = app.Flag("rounds", "Rounds, each of every function started afresh; the summary gives medians.").Default("5").Int()
+		block    = app.Flag("block", "Requests a function is sent before the next takes its turn.").Default("50").Int()
 		peers    = app.Flag("peers", "Folder of the peers' binaries.").Default(".cache/peers").String()
 
 		_     = app.Command("measure", "Measure the functions.").Default()
@@ -47,13 +50,13 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := measure(ctx, *requests, *warmup, *rounds, *peers); err != nil {
+	if err := measure(ctx, *requests, *warmup, *rounds, *block, *peers); err != nil {
 		fmt.Fprintln(os.Stderr, "fnbench:", err)
 		os.Exit(1)
 	}
 }
 
-func measure(ctx context.Context, requests, warmup, rounds int, peers string) error {
+func measure(ctx context.Context, requests, warmup, rounds, block int, peers string) error {
 	root, err := local.ModuleRoot(ctx, ".")
 	if err != nil {
 		return err
@@ -103,21 +106,57 @@ func measure(ctx context.Context, requests, warmup, rounds int, peers string) er
 		}
 		peerContenders = append(peerContenders, c)
 	}
-	contenders := append([]*contender{ours, floor}, peerContenders...)
-	fmt.Printf("fnbench: %d rounds of %d requests after %d to warm up, one at a time over one connection\n", rounds, requests, warmup)
+	var contenders []*contender
+	for _, c := range append([]*contender{ours, floor}, peerContenders...) {
+		if c.skip == "" {
+			contenders = append(contenders, c)
+		}
+	}
+	fmt.Printf("fnbench: %d rounds of %d requests after %d to warm up, one at a time over one connection, the functions taking turns every %d\n", rounds, requests, warmup, block)
 	for round := range rounds {
+		if err := measureRound(ctx, contenders, warmup, requests, block); err != nil {
+			return err
+		}
 		for _, c := range contenders {
-			if c.skip != "" {
-				continue
-			}
-			r, err := c.run(ctx, warmup, requests)
-			if err != nil {
-				return fmt.Errorf("%s: %w", c.name, err)
-			}
-			fmt.Printf("round %d  %-36s %s\n", round+1, c.name, r)
-			c.results = append(c.results, r)
+			fmt.Printf("round %d  %-36s %s\n", round+1, c.name, c.results[len(c.results)-1])
 		}
 	}
 	summarise(os.Stdout, ours, floor, peerContenders)
+	return nil
+}
+
+// measureRound starts every contender, sends each block requests in turn,
+// the first in turn moving along each time, until each has been sent
+// requests, and adds each one's result.
+func measureRound(ctx context.Context, contenders []*contender, warmup, requests, block int) error {
+	sessions := make([]*session, 0, len(contenders))
+	defer func() {
+		for _, s := range sessions {
+			s.stop()
+		}
+	}()
+	for _, c := range contenders {
+		s, err := c.begin(ctx, warmup)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		sessions = append(sessions, s)
+	}
+	for turn, sent := 0, 0; sent < requests; turn, sent = turn+1, sent+block {
+		for i := range sessions {
+			if err := sessions[(turn+i)%len(sessions)].measure(ctx, min(block, requests-sent)); err != nil {
+				return err
+			}
+		}
+	}
+	for len(sessions) > 0 {
+		s := sessions[0]
+		sessions = sessions[1:]
+		r, err := s.end(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: %w", s.c.name, err)
+		}
+		s.c.results = append(s.c.results, r)
+	}
 	return nil
 }

@@ -10,7 +10,7 @@ import (
 
 // A summary is one contender's medians over its rounds.
 type summary struct {
-	p50, p99, mean, allocs, bytes, rss, rssFile float64
+	p50, p99, mean, cpu, allocs, bytes, rss, rssFile float64
 	// text, rodata and pclntab are MiB of the executable resident in each
 	// of these sections, and other in the rest.
 	text, rodata, pclntab, other float64
@@ -34,6 +34,7 @@ func summaryOf(c *contender) summary {
 		p50:        med(func(r result) float64 { return us(r.p50) }),
 		p99:        med(func(r result) float64 { return us(r.p99) }),
 		mean:       med(func(r result) float64 { return us(r.mean) }),
+		cpu:        med(func(r result) float64 { return us(r.cpu) }),
 		allocs:     med(func(r result) float64 { return r.allocs }),
 		bytes:      med(func(r result) float64 { return r.bytes }),
 		rss:        med(func(r result) float64 { return float64(r.rss) / (1 << 20) }),
@@ -59,12 +60,12 @@ func summaryOf(c *contender) summary {
 // summarise prints each measured function's medians over the rounds, ours
 // as a multiple of the floor, and each peer's latency over ours.
 func summarise(w io.Writer, ours, floor *contender, peers []*contender) {
-	fmt.Fprintln(w, "\n| function | rounds | p50 µs | p99 µs | mean µs | allocs/request | bytes/request | RSS MiB | of which files MiB | same output as ours |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "\n| function | rounds | p50 µs | p99 µs | mean µs | CPU µs/request | allocs/request | bytes/request | RSS MiB | of which files MiB | same output as ours |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	sums := map[*contender]summary{}
 	for _, c := range append([]*contender{ours, floor}, peers...) {
 		if c.skip != "" || len(c.results) == 0 {
-			fmt.Fprintf(w, "| %s | 0 | not measured: %s |  |  |  |  |  |  |  |\n", c.name, c.skip)
+			fmt.Fprintf(w, "| %s | 0 | not measured: %s |  |  |  |  |  |  |  |  |\n", c.name, c.skip)
 			continue
 		}
 		s := summaryOf(c)
@@ -73,7 +74,7 @@ func summarise(w io.Writer, ours, floor *contender, peers []*contender) {
 		if s.allocs >= 0 {
 			allocs, bytes = fmt.Sprintf("%.0f", s.allocs), fmt.Sprintf("%.0f", s.bytes)
 		}
-		fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %s | %s | %.1f | %.1f | %t |\n", c.name, len(c.results), s.p50, s.p99, s.mean, allocs, bytes, s.rss, s.rssFile, s.difference == "")
+		fmt.Fprintf(w, "| %s | %d | %.0f | %.0f | %.0f | %.0f | %s | %s | %.1f | %.1f | %t |\n", c.name, len(c.results), s.p50, s.p99, s.mean, s.cpu, allocs, bytes, s.rss, s.rssFile, s.difference == "")
 	}
 	o, ok := sums[ours]
 	if !ok {
@@ -81,12 +82,12 @@ func summarise(w io.Writer, ours, floor *contender, peers []*contender) {
 	}
 	fmt.Fprintln(w)
 	if f, ok := sums[floor]; ok {
-		fmt.Fprintf(w, "ours ÷ floor: p50 %.1f×, p99 %.1f×, allocs %.1f×, bytes %.1f×\n", o.p50/f.p50, o.p99/f.p99, o.allocs/f.allocs, o.bytes/f.bytes)
+		fmt.Fprintf(w, "ours ÷ floor: p50 %.1f×, p99 %.1f×, CPU %.2f×, allocs %.1f×, bytes %.1f×\n", o.p50/f.p50, o.p99/f.p99, o.cpu/f.cpu, o.allocs/f.allocs, o.bytes/f.bytes)
 	}
 	for _, c := range peers {
 		if p, ok := sums[c]; ok {
-			fmt.Fprintf(w, "%s ÷ ours: p50 %.1f×, p99 %.1f×; RSS ours ÷ it %.2f (files %.2f, the rest %.2f)\n",
-				c.name, p.p50/o.p50, p.p99/o.p99, o.rss/p.rss, o.rssFile/p.rssFile, (o.rss-o.rssFile)/(p.rss-p.rssFile))
+			fmt.Fprintf(w, "%s ÷ ours: p50 %.1f×, p99 %.1f×, CPU %.1f×; RSS ours ÷ it %.2f (files %.2f, the rest %.2f)\n",
+				c.name, p.p50/o.p50, p.p99/o.p99, p.cpu/o.cpu, o.rss/p.rss, o.rssFile/p.rssFile, (o.rss-o.rssFile)/(p.rss-p.rssFile))
 		}
 	}
 	fmt.Fprintln(w, "\n| function | executable resident MiB | .text | .rodata | .gopclntab | other sections |")
