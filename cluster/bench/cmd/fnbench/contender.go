@@ -55,8 +55,8 @@ type result struct {
 	// allocs and bytes per request, from the process's Go runtime metrics;
 	// negative when the function serves none.
 	allocs, bytes float64
-	// cpu is the function process's CPU time per request: what latency
-	// on a busy machine hides.
+	// cpu is the function process's user and system time per request,
+	// which a request waiting its turn on a busy machine does not add to.
 	cpu          time.Duration
 	rss, peakRSS uint64
 	// rssFile is the part of rss that maps the executable.
