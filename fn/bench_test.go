@@ -176,6 +176,21 @@ func BenchmarkProtobufCodec(b *testing.B) {
 	b.Run("caller-decodes-answer", decode(wire["answer"], func() proto.Message { return &fnv1.RunFunctionResponse{} }))
 }
 
+// BenchmarkReadRequest reads builtRequest's encoding as requestCodec does:
+// every field of every Struct checked, the Structs left in their encoding.
+func BenchmarkReadRequest(b *testing.B) {
+	wire, err := proto.Marshal(builtRequest(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := readRequest(wire, &fnv1.RunFunctionRequest{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkResourceOf parses the JSON render lends for the objects of
 // builtRequest's pass into the answer's encoding, as lend does: the build
 // context's code and wrapper are most of its bytes.

@@ -177,6 +177,34 @@ func TestResourceAdds(t *testing.T) {
 	}
 }
 
+// TestScan holds scan to next on every first two bytes of a field, each
+// followed by too few bytes, exactly enough and more: scan's own reading
+// of a one-byte tag and length must agree with protowire's in what it
+// reads and in what it refuses.
+func TestScan(t *testing.T) {
+	for first := range 256 {
+		for second := range 256 {
+			for _, tail := range []int{0, 1, second - 1, second, second + 1, 200} {
+				if tail < 0 {
+					continue
+				}
+				b := append([]byte{byte(first), byte(second)}, bytes.Repeat([]byte{'x'}, tail)...)
+				f, wantErr := next(b)
+				num, typ, content, n, err := scan(b)
+				if (err != nil) != (wantErr != nil) {
+					t.Fatalf("scan(% x…): error %v, next: %v", b[:2], err, wantErr)
+				}
+				if err != nil {
+					continue
+				}
+				if num != f.num || typ != f.typ || !bytes.Equal(content, f.content) || n != len(f.raw) {
+					t.Fatalf("scan(% x…) = %d, %d, %d bytes of content, %d; next: %d, %d, %d, %d", b[:2], num, typ, len(content), n, f.num, f.typ, len(f.content), len(f.raw))
+				}
+			}
+		}
+	}
+}
+
 // TestWireFieldNumbers holds the parser's field numbers to the messages'
 // own descriptors.
 func TestWireFieldNumbers(t *testing.T) {

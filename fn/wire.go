@@ -302,35 +302,35 @@ func numberValue(f float64) []byte {
 // costs a slice, not megabytes of goroutine stack copied as it grows.
 func validObject(b []byte, depth int) error {
 	var room [32]nested
-	stack, err := enter(room[:0], nested{rest: b, kind: inStruct, depth: depth})
+	stack, err := enter(room[:0], nested{rest: b, kind: inStruct, depth: int32(depth)}) //nolint:gosec // depth counts the request's few messages around the Struct.
 	for err == nil && len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		if len(top.rest) == 0 {
 			stack = stack[:len(stack)-1]
 			continue
 		}
-		var f field
-		if f, err = next(top.rest); err != nil {
-			break
+		num, typ, content, n, ferr := scan(top.rest)
+		if ferr != nil {
+			return ferr
 		}
-		top.rest = top.rest[len(f.raw):]
-		if f.typ != protowire.BytesType {
+		top.rest = top.rest[n:]
+		if typ != protowire.BytesType {
 			continue
 		}
-		in := nested{rest: f.content, depth: top.depth + 1}
+		in := nested{rest: content, depth: top.depth + 1}
 		switch {
-		case top.kind == inEntry && f.num == numEntryKey, top.kind == inValue && f.num == numValueString:
-			err = validUTF8(f.content)
-		case top.kind == inStruct && f.num == numStructFields:
+		case top.kind == inEntry && num == numEntryKey, top.kind == inValue && num == numValueString:
+			err = validUTF8(content)
+		case top.kind == inStruct && num == numStructFields:
 			in.kind = inEntry
 			stack, err = enter(stack, in)
-		case top.kind == inEntry && f.num == numEntryValue, top.kind == inList && f.num == numListValues:
+		case top.kind == inEntry && num == numEntryValue, top.kind == inList && num == numListValues:
 			in.kind = inValue
 			stack, err = enter(stack, in)
-		case top.kind == inValue && f.num == numValueStruct:
+		case top.kind == inValue && num == numValueStruct:
 			in.kind = inStruct
 			stack, err = enter(stack, in)
-		case top.kind == inValue && f.num == numValueList:
+		case top.kind == inValue && num == numValueList:
 			in.kind = inList
 			stack, err = enter(stack, in)
 		}
@@ -343,8 +343,8 @@ func validObject(b []byte, depth int) error {
 // them: every message, a map's entries too.
 type nested struct {
 	rest  []byte
+	depth int32
 	kind  nestedKind
-	depth int
 }
 
 // A nestedKind is what a nested message is.
@@ -356,6 +356,24 @@ const (
 	inValue
 	inList
 )
+
+// scan reads the first field of a message encoding b, which must not be
+// empty, as next does: its number and type, its content when it is
+// length-delimited, and its length in b. validObject reads every field of
+// every Struct of a request, and most of them are a one-byte tag and a
+// one-byte length, which scan reads without protowire.
+func scan(b []byte) (num protowire.Number, typ protowire.Type, content []byte, n int, err error) {
+	const short = 0x80 // a varint of one byte is below it
+	if len(b) >= 2 && b[0] < short && b[0]>>3 != 0 && protowire.Type(b[0]&7) == protowire.BytesType && b[1] < short {
+		n = 2 + int(b[1])
+		if n > len(b) {
+			return 0, 0, nil, 0, errors.New(errWire)
+		}
+		return protowire.Number(b[0] >> 3), protowire.BytesType, b[2:n], n, nil
+	}
+	f, err := next(b)
+	return f.num, f.typ, f.content, len(f.raw), err
+}
 
 // enter pushes m onto stack, unless it lies deeper than protobuf reads.
 func enter(stack []nested, m nested) ([]nested, error) {
