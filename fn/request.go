@@ -114,7 +114,7 @@ func readRequest(b []byte, req *fnv1.RunFunctionRequest) error {
 
 // readResources reads the Resources of a requirement, which lie depth
 // messages deep in the request: it is 1, the Resources of a requirement 3.
-func readResources(b []byte, rs *fnv1.Resources, depth int) error {
+func readResources(b []byte, rs *fnv1.Resources, depth int32) error {
 	return readMessage(b, rs, func(num protowire.Number, content []byte) (bool, error) {
 		if num != numResourcesItems {
 			return false, nil
@@ -127,7 +127,7 @@ func readResources(b []byte, rs *fnv1.Resources, depth int) error {
 
 // readState reads a State, depth messages deep: its composite resource and
 // composed resources.
-func readState(b []byte, s *fnv1.State, depth int) error {
+func readState(b []byte, s *fnv1.State, depth int32) error {
 	return readMessage(b, s, func(num protowire.Number, content []byte) (bool, error) {
 		switch num {
 		case numStateComposite:
@@ -146,7 +146,7 @@ func readState(b []byte, s *fnv1.State, depth int) error {
 
 // readResource reads a Resource, depth messages deep, leaving its Struct
 // in its encoding.
-func readResource(b []byte, r *fnv1.Resource, depth int) error {
+func readResource(b []byte, r *fnv1.Resource, depth int32) error {
 	return readMessage(b, r, func(num protowire.Number, content []byte) (bool, error) {
 		if num != numResource {
 			return false, nil
@@ -160,7 +160,7 @@ func readResource(b []byte, r *fnv1.Resource, depth int) error {
 // is b's own bytes, capped so that no append writes into b. A message field
 // that comes again merges: for a Struct, its entries follow the first's.
 // The Struct lies depth messages deep in the request.
-func keepStruct(b []byte, s **structpb.Struct, depth int) error {
+func keepStruct(b []byte, s **structpb.Struct, depth int32) error {
 	if err := validObject(b, depth); err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ func keepStruct(b []byte, s **structpb.Struct, depth int) error {
 // *m, its message read by read, and returns its key. A key that comes again
 // replaces, as in protobuf. The entry lies depth messages deep, and its
 // message one deeper.
-func readMapField[M any](b []byte, m *map[string]*M, depth int, read func([]byte, *M, int) error) (string, error) {
+func readMapField[M any](b []byte, m *map[string]*M, depth int32, read func([]byte, *M, int32) error) (string, error) {
 	key, v, err := readMapEntry(b)
 	if err != nil {
 		return key, err

@@ -300,9 +300,9 @@ func numberValue(f float64) []byte {
 // It keeps the messages it is inside on a stack of its own rather than
 // recursing through them: a request nested as deeply as protobuf reads
 // costs a slice, not megabytes of goroutine stack copied as it grows.
-func validObject(b []byte, depth int) error {
+func validObject(b []byte, depth int32) error {
 	var room [32]nested
-	stack, err := enter(room[:0], nested{rest: b, kind: inStruct, depth: int32(depth)}) //nolint:gosec // depth counts the request's few messages around the Struct.
+	stack, err := enter(room[:0], nested{rest: b, kind: inStruct, depth: depth})
 	for err == nil && len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		if len(top.rest) == 0 {
