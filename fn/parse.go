@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode"
 	"unicode/utf16"
@@ -393,12 +394,13 @@ const (
 // run: a quote, a backslash or a control character, else len(data). Code
 // and templates are most of what a composed resource's strings hold, so
 // the run is read eight bytes at a time: a byte is one of the three exactly
-// when the word, compared with each, has a zero byte or one below 0x20.
+// when the word, compared with each, has a zero byte or one below 0x20,
+// and the lowest such byte is where the run ends.
 func plainUntil(data []byte, i int) int {
 	for ; i+8 <= len(data); i += 8 {
 		w := binary.LittleEndian.Uint64(data[i:])
-		if below(w^swarQuote, 1)|below(w^swarSlash, 1)|below(w, 0x20) != 0 {
-			break
+		if ends := below(w^swarQuote, 1) | below(w^swarSlash, 1) | below(w, 0x20); ends != 0 {
+			return i + bits.TrailingZeros64(ends)/8
 		}
 	}
 	for i < len(data) && data[i] >= 0x20 && data[i] != '"' && data[i] != '\\' {
@@ -408,7 +410,8 @@ func plainUntil(data []byte, i int) int {
 }
 
 // below is non-zero when a byte of w is below n, for n at most 0x80: it
-// sets the high bit of the first such byte (and maybe of later ones).
+// sets the high bit of the first such byte, in little-endian order (and
+// maybe of later ones).
 func below(w uint64, n uint64) uint64 {
 	return (w - n*swarOnes) &^ w & swarHighs
 }
