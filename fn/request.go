@@ -81,6 +81,10 @@ func (c requestCodec) Marshal(v any) (mem.BufferSlice, error) {
 	return out, err
 }
 
+// inRequest is how many messages deep a message field of the request lies,
+// as protobuf counts to its bound: the request is the first.
+const inRequest int32 = 2
+
 // readRequest reads b into req as protobuf's decoder does, except that its
 // Structs (of each resource of the observed and desired state and of the
 // required resources, the Input and the context) stay in their encoding
@@ -98,13 +102,13 @@ func readRequest(b []byte, req *fnv1.RunFunctionRequest) error {
 			if *s == nil {
 				*s = &fnv1.State{}
 			}
-			return true, readState(content, *s, 2)
+			return true, readState(content, *s, inRequest)
 		case numRequestInput:
-			return true, keepStruct(content, &req.Input, 2)
+			return true, keepStruct(content, &req.Input, inRequest)
 		case numRequestContext:
-			return true, keepStruct(content, &req.Context, 2)
+			return true, keepStruct(content, &req.Context, inRequest)
 		case numRequestRequired:
-			_, err := readMapField(content, &req.RequiredResources, 2, readResources)
+			_, err := readMapField(content, &req.RequiredResources, inRequest, readResources)
 			return true, err
 		default:
 			return false, nil
@@ -113,7 +117,7 @@ func readRequest(b []byte, req *fnv1.RunFunctionRequest) error {
 }
 
 // readResources reads the Resources of a requirement, which lie depth
-// messages deep in the request: it is 1, the Resources of a requirement 3.
+// messages deep in the request: 3, below the request and the map's entry.
 func readResources(b []byte, rs *fnv1.Resources, depth int32) error {
 	return readMessage(b, rs, func(num protowire.Number, content []byte) (bool, error) {
 		if num != numResourcesItems {

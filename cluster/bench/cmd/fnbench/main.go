@@ -149,6 +149,8 @@ func measureRound(ctx context.Context, contenders []*contender, warmup, requests
 			}
 		}
 	}
+	// Each session leaves the list before it ends, and end stops it: the
+	// deferred stop is for those an error leaves behind.
 	for len(sessions) > 0 {
 		s := sessions[0]
 		sessions = sessions[1:]
