@@ -59,7 +59,7 @@ func (p *pass) forwardAddresses(e *v1alpha1.AgentEventing) (render.Observed, boo
 	addrs := map[string]string{}
 	for _, key := range slices.Sorted(maps.Keys(targets.Brokers)) {
 		ref := targets.Brokers[key]
-		items, ok, err := requireAs[eventingv1.Broker](p, p.requirement(requireBroker, ref.Namespace, ref.Name), byName(eventingv1.SchemeGroupVersion.String(), "Broker", ref.Namespace, ref.Name))
+		items, ok, err := requireAs[eventingv1.Broker](p, p.requirement(requireBroker, ref.Namespace, ref.Name), byName(eventingv1.SchemeGroupVersion.String(), "Broker", ref.Namespace, ref.Name), statusOnly)
 		if err != nil {
 			return render.Observed{}, false, err
 		}
@@ -83,7 +83,7 @@ func (p *pass) targetAgent(namespace, name string) (e *v1alpha1.AgentEventing, f
 	if p.xr.kind == platformv1alpha1.XAgentKind {
 		kind = platformv1alpha1.AgentClaimKind
 	}
-	items, ok, err := requireAs[platformv1alpha1.Agent](p, p.requirement(requireForwardAgent, namespace, name), byName(platformv1alpha1.SchemeGroupVersion.String(), kind, namespace, name))
+	items, ok, err := requireAs[platformv1alpha1.Agent](p, p.requirement(requireForwardAgent, namespace, name), byName(platformv1alpha1.SchemeGroupVersion.String(), kind, namespace, name), selection{"spec": nil})
 	if err != nil || !ok || len(items) == 0 {
 		return nil, false, ok, err
 	}

@@ -74,7 +74,7 @@ func compositeOf(xr object) (*composite, error) {
 	}
 	// Crossplane's own spec fields (compositionRef, claimRef and the like)
 	// are not ours and are left out.
-	if err := decodeStruct(xr, into); err != nil {
+	if err := decodeStruct(xr, into, nil); err != nil {
 		return c, errors.Wrap(err, errDecodeXR)
 	}
 	if namespaced {

@@ -148,7 +148,7 @@ func (p *pass) waiting() observe.Verdict {
 // Kaniko's pods without the Job ever saying so. A namespace Crossplane does
 // not supply is given the benefit of the doubt.
 func (p *pass) buildAdmitted() (observe.Verdict, bool, error) {
-	items, ok, err := requireAs[metav1.PartialObjectMetadata](p, requireNamespace, byName("v1", "Namespace", "", p.xr.namespace))
+	items, ok, err := requireAs[metav1.PartialObjectMetadata](p, requireNamespace, byName("v1", "Namespace", "", p.xr.namespace), selection{"metadata": {"labels": nil}})
 	switch {
 	case err != nil || !ok:
 		return p.waiting(), false, err
@@ -206,7 +206,7 @@ func (p *pass) followBuild(objs *render.Objects, status *v1alpha1.LambdaFunction
 		// The pods' termination messages say what the build pushed or why
 		// it failed: their status is all a pass reads of them.
 		var ok bool
-		pods, ok, err = requireAs[corev1.Pod](p, requireBuildPods, byLabels("v1", "Pod", job.Namespace, map[string]string{observe.LabelJobName: name}), "status")
+		pods, ok, err = requireAs[corev1.Pod](p, requireBuildPods, byLabels("v1", "Pod", job.Namespace, map[string]string{observe.LabelJobName: name}), statusOnly)
 		if err != nil || !ok {
 			return observe.Retrying(v1alpha1.PhaseBuilding, v1alpha1.ReasonBuilding, msgWaitRequired), "", err
 		}
@@ -268,7 +268,7 @@ func (p *pass) unmet(objs *render.Objects, was v1alpha1.Phase) (v observe.Verdic
 	answered := true
 	secrets := map[string]map[string][]byte{}
 	for _, ref := range refs.Secrets {
-		items, ok, err := requireAs[corev1.Secret](p, requireSecret+ref.Name, byName("v1", "Secret", ns, ref.Name))
+		items, ok, err := requireAs[corev1.Secret](p, requireSecret+ref.Name, byName("v1", "Secret", ns, ref.Name), nil)
 		if err != nil {
 			return observe.Verdict{}, false, err
 		}
@@ -324,7 +324,7 @@ func (p *pass) defaults(in *v1beta1.Input) (render.Defaults, observe.Verdict, bo
 		ns = p.xr.namespace
 	}
 	// ProviderConfig and ClusterProviderConfig keep build settings alike.
-	items, ok, err := requireAs[v1alpha1.ProviderConfig](p, requireProviderConfig, byName(v1alpha1.SchemeGroupVersion.String(), ref.Kind, ns, ref.Name))
+	items, ok, err := requireAs[v1alpha1.ProviderConfig](p, requireProviderConfig, byName(v1alpha1.SchemeGroupVersion.String(), ref.Kind, ns, ref.Name), nil)
 	switch {
 	case err != nil:
 		return render.Defaults{}, observe.Verdict{}, false, err
@@ -343,7 +343,7 @@ func (p *pass) credentials(ref *v1alpha1.LocalObjectReference) (map[string][]byt
 	if ref == nil {
 		return nil, observe.Verdict{}, true, nil
 	}
-	items, ok, err := requireAs[corev1.Secret](p, requireCredentials, byName("v1", "Secret", p.xr.namespace, string(ref.Name)))
+	items, ok, err := requireAs[corev1.Secret](p, requireCredentials, byName("v1", "Secret", p.xr.namespace, string(ref.Name)), nil)
 	switch {
 	case err != nil:
 		return nil, observe.Verdict{}, false, err

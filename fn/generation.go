@@ -48,7 +48,7 @@ func (c *composite) claimGeneration(claim object) (int64, bool, error) {
 		l := &v1alpha1.Lambda{}
 		into, theirs, mine = l, &l.Spec, &c.lambdaXR.Spec
 	}
-	if err := decodeStruct(claim, into); err != nil {
+	if err := decodeStruct(claim, into, nil); err != nil {
 		return 0, false, errors.Wrap(err, errDecodeClaim)
 	}
 	return into.GetGeneration(), equality.Semantic.DeepEqual(theirs, mine), nil

@@ -174,16 +174,25 @@ func sentKey(key []byte) bool { return render.Sent(string(key)) }
 // all keeps every observed composed resource.
 func all(string) bool { return true }
 
-// observedAs reads the observed twin of a rendered object into o; false
-// when there is none yet. What a pass reads of an object it renders is its
-// metadata and status, never its spec, which is the one rendered: the rest
-// is not decoded.
+// observedMembers are what a pass reads of an object it renders: its
+// status, and the generation the status must have observed. Its spec is the
+// one rendered, and its labels and annotations are render's too.
+var observedMembers = selection{
+	"apiVersion": nil, "kind": nil, "status": nil,
+	"metadata": {"name": nil, "namespace": nil, "generation": nil},
+}
+
+// statusOnly reads only what a resource's controller reports of it.
+var statusOnly = selection{"status": nil}
+
+// observedAs reads the observed twin of a rendered object into o, only the
+// members observedMembers names; false when there is none yet.
 func (p *pass) observedAs(rendered kube.Object, o any) (bool, error) {
 	ob, ok := p.observedOf(rendered)
 	if !ok {
 		return false, nil
 	}
-	if err := decodeStruct(ob, o, "apiVersion", "kind", "metadata", "status"); err != nil {
+	if err := decodeStruct(ob, o, observedMembers); err != nil {
 		return true, errors.Wrapf(err, errFmtNoObject, nameOf(rendered))
 	}
 	return true, nil
@@ -197,16 +206,16 @@ func (p *pass) require(key string, sel *fnv1.ResourceSelector) (items []object, 
 	return items, ok
 }
 
-// requireAs reads each resource require returns into a T: only the
-// top-level fields fields names, or all when it names none.
-func requireAs[T any](p *pass, key string, sel *fnv1.ResourceSelector, fields ...string) (items []T, ok bool, err error) {
+// requireAs reads each resource require returns into a T: only the members
+// read names, or all when it is nil.
+func requireAs[T any](p *pass, key string, sel *fnv1.ResourceSelector, read selection) (items []T, ok bool, err error) {
 	os, ok := p.require(key, sel)
 	if !ok {
 		return nil, false, nil
 	}
 	items = make([]T, len(os))
 	for i, o := range os {
-		if err := decodeStruct(o, &items[i], fields...); err != nil {
+		if err := decodeStruct(o, &items[i], read); err != nil {
 			return nil, true, errors.Wrapf(err, errFmtRequired, key)
 		}
 	}

@@ -311,12 +311,12 @@ func TestObjectReadsAsProtobuf(t *testing.T) {
 	if got, want := s.GetFields()["odd"].GetKind(), (*structpb.Value)(nil).GetKind(); got != want {
 		t.Fatalf("protobuf reads the odd member as %v, want no kind", got)
 	}
-	b, err := appendObject(nil, o)
+	b, err := appendObject(nil, o, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var back map[string]any
-	if err := decodeStruct(o, &back); err != nil {
+	if err := decodeStruct(o, &back, nil); err != nil {
 		t.Fatalf("decodeStruct(): %v (JSON %s)", err, b)
 	}
 	if diff := cmp.Diff(s.AsMap(), back); diff != "" {

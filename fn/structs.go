@@ -28,11 +28,17 @@ const (
 	errFmtStrict    = "unknown or duplicate fields in %T: %v"
 )
 
+// A selection names the members of an object a pass reads: each it maps
+// to nil whole, each it maps to a selection only in part. A nil selection
+// names every member. Decoding what a pass never reads, such as the labels
+// and annotations of an observed object, cost more than the rest of it.
+type selection map[string]selection
+
 // decodeStruct reads o into v as the API server would read its JSON:
 // field names match case-sensitively and unknown fields are left out. Only
-// the top-level members keys names are read; none reads all.
-func decodeStruct(o object, v any, keys ...string) error {
-	return withJSON(o, keys, func(b []byte) error {
+// the members sel names are read.
+func decodeStruct(o object, v any, sel selection) error {
+	return withJSON(o, sel, func(b []byte) error {
 		return errors.Wrapf(kjson.UnmarshalCaseSensitivePreserveInts(b, v), errFmtDecode, v)
 	})
 }
@@ -72,12 +78,12 @@ func borrow() *byteSink {
 	return buf
 }
 
-// withJSON calls fn with o written as JSON, with only the top-level members
-// keys names; none writes all.
-func withJSON(o object, keys []string, fn func([]byte) error) error {
+// withJSON calls fn with o written as JSON, with only the members sel
+// names.
+func withJSON(o object, sel selection, fn func([]byte) error) error {
 	buf := borrow()
 	defer buffers.Put(buf)
-	b, err := appendObject(*buf, o, keys...)
+	b, err := appendObject(*buf, o, sel)
 	if err != nil {
 		return err
 	}
@@ -85,14 +91,14 @@ func withJSON(o object, keys []string, fn func([]byte) error) error {
 	return fn(b)
 }
 
-// appendObject writes o as a JSON object, with only the members keys names;
-// none writes all.
-func appendObject(b []byte, o object, keys ...string) ([]byte, error) {
+// appendObject writes o as a JSON object, with only the members sel names.
+func appendObject(b []byte, o object, sel selection) ([]byte, error) {
 	b = append(b, '{')
 	first := true
 	var err error
 	o.entries(func(k []byte, v value, _ []byte) bool {
-		if len(keys) > 0 && !named(k, keys) {
+		part, ok := sel[string(k)]
+		if sel != nil && !ok {
 			return true
 		}
 		if !first {
@@ -101,7 +107,11 @@ func appendObject(b []byte, o object, keys ...string) ([]byte, error) {
 		first = false
 		b = appendString(b, k)
 		b = append(b, ':')
-		b, err = appendValue(b, v)
+		if kind, c, _ := v.kind(); part != nil && kind == numValueStruct {
+			b, err = appendObject(b, object(c), part)
+		} else {
+			b, err = appendValue(b, v)
+		}
 		return err == nil
 	})
 	if err != nil {
@@ -115,7 +125,7 @@ func appendValue(b []byte, v value) ([]byte, error) {
 	kind, c, n := v.kind()
 	switch kind {
 	case numValueStruct:
-		return appendObject(b, object(c))
+		return appendObject(b, object(c), nil)
 	case numValueList:
 		b = append(b, '[')
 		first := true

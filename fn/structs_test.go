@@ -19,7 +19,9 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/ptr"
 
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
@@ -363,7 +365,7 @@ func TestDecodeStruct(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, want := tc.into(), tc.into()
-			if err := decodeStruct(objectIn(t, tc.in), got); err != nil {
+			if err := decodeStruct(objectIn(t, tc.in), got, nil); err != nil {
 				t.Fatalf("%s\ndecodeStruct(): %v", tc.reason, err)
 			}
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(tc.in.AsMap(), want); err != nil {
@@ -371,6 +373,61 @@ func TestDecodeStruct(t *testing.T) {
 			}
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("%s\ndecodeStruct(): -via a map, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestDecodeStructSelection reads only the members a selection names, at
+// the top level and within them.
+func TestDecodeStructSelection(t *testing.T) {
+	const job = `{"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"b","namespace":"n","generation":3,` +
+		`"labels":{"l":"v"},"annotations":{"a":"v"}},"spec":{"parallelism":2},"status":{"succeeded":1}}`
+	meta := metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}
+	cases := map[string]struct {
+		reason  string
+		in      string
+		sel     selection
+		want    *batchv1.Job
+		wantErr bool
+	}{
+		"All": {
+			reason: "A nil selection reads every member.",
+			in:     job, want: &batchv1.Job{
+				TypeMeta:   meta,
+				ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "n", Generation: 3, Labels: map[string]string{"l": "v"}, Annotations: map[string]string{"a": "v"}},
+				Spec:       batchv1.JobSpec{Parallelism: ptr.To[int32](2)},
+				Status:     batchv1.JobStatus{Succeeded: 1},
+			},
+		},
+		"TopLevel": {
+			reason: "A member mapped to nil is read whole, and the members not named are not read.",
+			in:     job, sel: statusOnly, want: &batchv1.Job{Status: batchv1.JobStatus{Succeeded: 1}},
+		},
+		"InPart": {
+			reason: "A member mapped to a selection is read only in part: an observed object's labels and annotations are not read.",
+			in:     job, sel: observedMembers, want: &batchv1.Job{
+				TypeMeta: meta, ObjectMeta: metav1.ObjectMeta{Name: "b", Namespace: "n", Generation: 3},
+				Status: batchv1.JobStatus{Succeeded: 1},
+			},
+		},
+		"InPartNotAnObject": {
+			reason: "A member read in part that is not an object is written whole, and the decoder refuses it as it would have.",
+			in:     `{"metadata":"b"}`, sel: observedMembers, wantErr: true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := &batchv1.Job{}
+			err := decodeStruct(objectIn(t, mustStruct(t, tc.in)), got, tc.sel)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("%s\ndecodeStruct(): %v, want error %t", tc.reason, err, tc.wantErr)
+			}
+			if tc.wantErr {
+				return
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\ndecodeStruct(): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
