@@ -373,6 +373,15 @@ func (p *structParser) str(num protowire.Number) error {
 			p.close(at)
 			return nil
 		}
+		// Code escapes a newline or a quote every few bytes: those are read
+		// here, the rest by escape.
+		if p.pos+1 < len(p.data) {
+			if u := unescaped[p.data[p.pos+1]]; u != 0 {
+				p.wire = append(p.wire, u)
+				p.pos += 2
+				continue
+			}
+		}
 		r, ok := p.escape()
 		if !ok {
 			return p.syntax()
@@ -380,6 +389,10 @@ func (p *structParser) str(num protowire.Number) error {
 		p.wire = utf8.AppendRune(p.wire, r)
 	}
 }
+
+// unescaped is the byte each one-byte escape stands for, by the byte after
+// its backslash; 0 for any other.
+var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // Eight bytes at a time, as plainUntil reads them: each constant repeats
 // one byte.
@@ -424,21 +437,10 @@ func (p *structParser) escape() (rune, bool) {
 	}
 	c := p.data[p.pos+1]
 	p.pos += 2
-	switch c {
-	case '"', '\\', '/':
-		return rune(c), true
-	case 'b':
-		return '\b', true
-	case 'f':
-		return '\f', true
-	case 'n':
-		return '\n', true
-	case 'r':
-		return '\r', true
-	case 't':
-		return '\t', true
-	case 'u':
-	default:
+	if u := unescaped[c]; u != 0 {
+		return rune(u), true
+	}
+	if c != 'u' {
 		return 0, false
 	}
 	r, ok := p.hex4(p.pos)
