@@ -50,6 +50,15 @@ type composite struct {
 	agentXR  v1alpha1.Agent
 }
 
+// compositeMembers are what a pass reads of its composite: its spec and
+// status, and of its metadata the generation and the one annotation a user
+// asks for a rebuild with. Labels and other annotations, such as a client's
+// record of what it last applied, can be larger than the rest.
+var compositeMembers = selection{
+	"apiVersion": nil, "kind": nil, "spec": nil, "status": nil,
+	"metadata": {"name": nil, "namespace": nil, "generation": nil, "annotations": {lambdav1alpha1.AnnotationRebuild: nil}},
+}
+
 // compositeOf reads which workload a composite resource asks for.
 func compositeOf(xr object) (*composite, error) {
 	c := &composite{kind: stringAt(xr, "kind"), namespace: stringAt(xr, "metadata", "namespace"), name: stringAt(xr, "metadata", "name")}
@@ -74,7 +83,7 @@ func compositeOf(xr object) (*composite, error) {
 	}
 	// Crossplane's own spec fields (compositionRef, claimRef and the like)
 	// are not ours and are left out.
-	if err := decodeStruct(xr, into, nil); err != nil {
+	if err := decodeStruct(xr, into, compositeMembers); err != nil {
 		return c, errors.Wrap(err, errDecodeXR)
 	}
 	if namespaced {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
@@ -79,5 +81,30 @@ func TestLegacyNamespace(t *testing.T) {
 				t.Errorf("\n%s\n%d objects composed in kube-system", tc.reason, composed)
 			}
 		})
+	}
+}
+
+// TestCompositeReads checks what a pass reads of its composite: its spec
+// and status whole, and of its metadata the generation and the rebuild
+// annotation, not its labels or a client's record of what it applied.
+func TestCompositeReads(t *testing.T) {
+	const (
+		spec   = `"spec":{"source":{"image":{"repository":"ghcr.io/acme/fn","tag":"v1"}}},"status":{"phase":"Ready"}`
+		xr     = `{"apiVersion":"platform.lambda.crossplane.io/v1alpha1","kind":"Lambda","metadata":{"name":"hello","namespace":"team","generation":3,"labels":{"team":"a"},"annotations":{"lambda.m.crossplane.io/rebuild":"2","kubectl.kubernetes.io/last-applied-configuration":"{}"}},` + spec + `}`
+		wanted = `{"apiVersion":"platform.lambda.crossplane.io/v1alpha1","kind":"Lambda","metadata":{"name":"hello","namespace":"team","generation":3,"annotations":{"lambda.m.crossplane.io/rebuild":"2"}},` + spec + `}`
+	)
+	c, err := compositeOf(objectIn(t, mustStruct(t, xr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &composite{}
+	if err := decodeStruct(objectIn(t, mustStruct(t, wanted)), &want.lambdaXR, nil); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want.lambdaXR, c.lambdaXR); diff != "" {
+		t.Errorf("compositeOf(): -want, +got:\n%s", diff)
+	}
+	if c.generation != 3 {
+		t.Errorf("compositeOf(): generation %d, want 3", c.generation)
 	}
 }
