@@ -19,6 +19,7 @@ import (
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
@@ -217,5 +218,28 @@ func BenchmarkResourceOf(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// BenchmarkObservedAs reads an observed Knative Service as a cluster
+// supplies it, with Knative's annotations, an owner and the managed fields
+// of two writers, into the typed Service: with its metadata whole, as
+// observedAs read it before, and as it reads it.
+func BenchmarkObservedAs(b *testing.B) {
+	data, err := os.ReadFile("testdata/bench/observed-service.json")
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := objectIn(b, mustStruct(b, string(data)))
+	wholeMetadata := selection{"apiVersion": nil, "kind": nil, "metadata": nil, "status": nil}
+	for name, sel := range map[string]selection{"metadata-whole": wholeMetadata, "observed": observedMembers} {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := decodeStruct(o, &servingv1.Service{}, sel); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
