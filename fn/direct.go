@@ -88,8 +88,7 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 		if err != nil || digest == "" {
 			return v, err
 		}
-		rin.Observed.Build = &render.Build{Identity: objs.BuildIdentity, Digest: digest}
-		if objs, err = render.FunctionEncoded(rin, p.lend); err != nil {
+		if objs, err = objs.BuiltEncoded(digest, p.lend); err != nil {
 			return observe.Verdict{}, err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 )
 
 func TestFunctionRefuses(t *testing.T) {
@@ -121,5 +122,59 @@ func TestPending(t *testing.T) {
 				t.Errorf("\n%s\nTriggers: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestBuilt holds Built to Function with the build observed, for every
+// built function of the examples and the API's valid manifests: the same
+// objects, stamps and all. BuiltEncoded lends only what it renders, since
+// the Broker and its config were lent with the objects it is built from.
+func TestBuilt(t *testing.T) {
+	built := 0
+	for _, gi := range goldenInputs(t) {
+		spec, ok := gi.spec.(v1alpha1.LambdaFunctionParameters)
+		if !ok {
+			continue
+		}
+		in := FunctionInput{Namespace: gi.namespace, Name: gi.name, Spec: spec, Defaults: testDefaults, Observed: testObserved}
+		first, err := Function(in)
+		if err != nil {
+			t.Fatalf("Function(%s): %v", gi.name, err)
+		}
+		if first.BuildJob == nil {
+			if _, err := first.Built(testDigest); err == nil {
+				t.Errorf("%s: Built() of objects that wait for no build: want an error", gi.name)
+			}
+			continue
+		}
+		built++
+		var lent []string
+		got, err := first.BuiltEncoded(testDigest, func(o kube.Object, _ []byte) error {
+			lent = append(lent, Key(o))
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: BuiltEncoded(): %v", gi.name, err)
+		}
+		in.Observed.Build = &Build{Identity: first.BuildIdentity, Digest: testDigest}
+		want, err := Function(in)
+		if err != nil {
+			t.Fatalf("Function(%s) once built: %v", gi.name, err)
+		}
+		if diff := cmp.Diff(goldenYAML(t, want), goldenYAML(t, got)); diff != "" {
+			t.Errorf("%s: Built(): -Function with the build observed, +got:\n%s", gi.name, diff)
+		}
+		var rendered []string
+		for _, o := range got.All() {
+			if o != kube.Object(got.Broker) && o != kube.Object(got.BrokerConfig) {
+				rendered = append(rendered, Key(o))
+			}
+		}
+		if diff := cmp.Diff(rendered, lent); diff != "" {
+			t.Errorf("%s: BuiltEncoded() lent: -rendered but the Broker and its config, +lent:\n%s", gi.name, diff)
+		}
+	}
+	if built == 0 {
+		t.Fatal("no golden function is built")
 	}
 }

@@ -228,6 +228,10 @@ type Objects struct {
 	Triggers     []*eventingv1.Trigger
 	// Schedules are the PingSources that invoke a function.
 	Schedules []*sourcesv1.PingSource
+
+	// serving renders what serves a function once its build is known;
+	// nil unless the objects wait for a build.
+	serving *serving
 }
 
 // Build returns the build's objects in the order they are applied: its

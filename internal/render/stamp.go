@@ -38,12 +38,21 @@ func stamped(out *Objects, err error, lend EncodedFn) (*Objects, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, o := range out.All() {
-		if err := stamp(o, lend); err != nil {
-			return nil, err
-		}
+	if err := stampEach(out.All(), lend); err != nil {
+		return nil, err
 	}
 	return out, nil
+}
+
+// stampEach sets AnnotationRendered on each object, and lends its JSON to
+// lend, when it is set.
+func stampEach(objs []kube.Object, lend EncodedFn) error {
+	for _, o := range objs {
+		if err := stamp(o, lend); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func stamp(o kube.Object, lend EncodedFn) error {

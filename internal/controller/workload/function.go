@@ -69,8 +69,7 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 		if digest, cause, obs, err = c.followBuild(ctx, mg, objs); err != nil || digest == "" {
 			return obs, err
 		}
-		in.Observed.Build = &render.Build{Identity: objs.BuildIdentity, Digest: digest}
-		if objs, err = render.Function(in); err != nil {
+		if objs, err = objs.Built(digest); err != nil {
 			return managed.ExternalObservation{}, errors.Wrap(err, errRender)
 		}
 	}
