@@ -71,7 +71,6 @@ type serving struct {
 	env        []corev1.EnvVar
 	routes     route
 	pings      []*sourcesv1.PingSource
-	eventing   v1alpha1.FunctionEventing
 	repository string
 }
 
@@ -83,15 +82,11 @@ func function(in FunctionInput) (*Objects, error) {
 		s.port = spec.Runtime.Port
 	}
 	s.env = []corev1.EnvVar{{Name: EnvSource, Value: FunctionSource(in.Namespace, in.Name)}}
-	var scheduled []v1alpha1.Schedule
-	if spec.Eventing != nil {
-		scheduled = spec.Eventing.Schedules
-		s.eventing = *spec.Eventing
-	}
+	eventing := deref(spec.Eventing)
 	// Checked before anything is built: a schedule Knative refuses would
 	// leave a built function that never runs when it should.
 	var err error
-	if s.pings, err = schedules(in.Namespace, in.Name, scheduled); err != nil {
+	if s.pings, err = schedules(in.Namespace, in.Name, eventing.Schedules); err != nil {
 		return nil, err
 	}
 	if s.routes, err = routing(in.Name, spec.Traffic); err != nil {
@@ -103,7 +98,7 @@ func function(in FunctionInput) (*Objects, error) {
 	} else if err := s.build(out); err != nil {
 		return nil, err
 	}
-	out.Broker, out.BrokerConfig = broker(in.Namespace, s.eventing.Broker)
+	out.Broker, out.BrokerConfig = broker(in.Namespace, eventing.Broker)
 	if out.BuildJob != nil {
 		// Nothing to serve yet; the Triggers and schedules follow the
 		// Service, once Built knows the image.
@@ -190,10 +185,10 @@ func (s *serving) serve(out *Objects) {
 		serviceAccountName: spec.ServiceAccountName, pullSecrets: pullSecrets, meta: spec.Workload,
 		route: s.routes,
 	}.service()
-	source := FunctionSource(in.Namespace, in.Name)
-	for _, t := range s.eventing.Triggers {
+	source, eventing := FunctionSource(in.Namespace, in.Name), deref(spec.Eventing)
+	for _, t := range eventing.Triggers {
 		sub := subscription{name: string(t.Name), key: "trigger/" + string(t.Name), filters: t.Filters, notFrom: source, delivery: t.Delivery, parallelism: t.Parallelism}
-		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, BrokerName(s.eventing.Broker), sub, s.eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
+		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, BrokerName(eventing.Broker), sub, eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
 	}
 	out.Schedules = s.pings
 }
