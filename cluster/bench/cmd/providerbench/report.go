@@ -71,24 +71,12 @@ type key struct {
 // summarise prints the medians of each setting and, per size, ours over the
 // peer's.
 func summarise(w io.Writer, results []*result) {
-	groups := map[key][]*result{}
-	for _, r := range results {
-		k := key{r.contender, r.n, r.inline}
-		groups[k] = append(groups[k], r)
-	}
+	groups := grouped(results)
 	type row struct{ converged, services, played, ready, cpu, peak, steady, reads, writes float64 }
 	rows := map[key]row{}
 	fmt.Fprintln(w, "\n| provider | N | source | runs | Services created | Knative played | Ready after mark | converged | CPU s | peak RSS MiB | steady RSS MiB | reads/reconcile | writes/reconcile |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-	keys := slices.SortedFunc(maps.Keys(groups), func(a, b key) int {
-		if a.n != b.n {
-			return a.n - b.n
-		}
-		if a.inline != b.inline {
-			return map[bool]int{false: -1, true: 1}[a.inline]
-		}
-		return map[bool]int{true: 1, false: -1}[a.contender > b.contender]
-	})
+	keys := sortedKeys(groups)
 	for _, k := range keys {
 		rs := groups[k]
 		r := row{
@@ -107,6 +95,7 @@ func summarise(w io.Writer, results []*result) {
 			k.contender, k.n, mode(k.inline), len(rs), r.services, r.played, r.ready, r.converged, r.cpu, r.peak, r.steady, r.reads, r.writes)
 	}
 	perFunction(w, keys, groups)
+	firstJob(w, keys, groups)
 	fmt.Fprintln(w, "\n| N | converge: provider-kubernetes ÷ ours | the providers' own time (created + Ready after mark): provider-kubernetes ÷ ours | peak RSS: ours ÷ provider-kubernetes | CPU: provider-kubernetes ÷ ours |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, k := range keys {
@@ -123,31 +112,96 @@ func summarise(w io.Writer, results []*result) {
 	}
 }
 
+// grouped is the runs of each setting.
+func grouped(results []*result) map[key][]*result {
+	groups := map[key][]*result{}
+	for _, r := range results {
+		k := key{r.contender, r.n, r.inline}
+		groups[k] = append(groups[k], r)
+	}
+	return groups
+}
+
+// sortedKeys orders the settings by size, images before inline builds,
+// then by contender.
+func sortedKeys(groups map[key][]*result) []key {
+	return slices.SortedFunc(maps.Keys(groups), func(a, b key) int {
+		if a.n != b.n {
+			return a.n - b.n
+		}
+		if a.inline != b.inline {
+			return map[bool]int{false: -1, true: 1}[a.inline]
+		}
+		return map[bool]int{true: 1, false: -1}[a.contender > b.contender]
+	})
+}
+
 // perFunction prints, per provider and size, the medians per function, and
-// the memory at rest each function above the next smaller size added.
+// against the next smaller size of the same provider and source: each
+// function's converge time and API requests as a multiple of that size's,
+// and the memory at rest each function above it added.
 func perFunction(w io.Writer, keys []key, groups map[key][]*result) {
-	fmt.Fprintln(w, "\n| provider | N | source | converged ms per function | API requests per function until Ready | reconciles per function until Ready | steady RSS MiB | KiB at rest per function added since the size before | KiB of live heap per function added since the size before |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "\n| provider | N | source | converged ms per function | API requests per function until Ready | reconciles per function until Ready | steady RSS MiB | "+
+		"converged per function ÷ the size before | API requests per function ÷ the size before | "+
+		"KiB at rest per function added since the size before | KiB of live heap per function added since the size before |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|")
 	last := map[string]key{}
 	for _, k := range keys {
 		rs := groups[k]
-		n := float64(k.n)
-		rss := func(r *result) float64 { return float64(r.steadyRSS) }
-		live := func(r *result) float64 { return r.steadyLive }
-		addedRSS, addedLive := "n/a", "n/a"
+		now := perFunctionOf(rs)
+		converged, requests, addedRSS, addedLive := "n/a", "n/a", "n/a", "n/a"
 		if prev, ok := last[k.contender+mode(k.inline)]; ok {
-			addedRSS = added(rs, groups[prev], prev.n, rss)
-			if median(rs, live) >= 0 && median(groups[prev], live) >= 0 {
-				addedLive = added(rs, groups[prev], prev.n, live)
+			before := perFunctionOf(groups[prev])
+			converged = fmt.Sprintf("%.2f× (from N=%d)", now.converged/before.converged, prev.n)
+			requests = fmt.Sprintf("%.2f× (from N=%d)", now.requests/before.requests, prev.n)
+			addedRSS = added(rs, groups[prev], prev.n, steadyRSS)
+			if median(rs, steadyLive) >= 0 && median(groups[prev], steadyLive) >= 0 {
+				addedLive = added(rs, groups[prev], prev.n, steadyLive)
 			}
 		}
 		last[k.contender+mode(k.inline)] = k
-		fmt.Fprintf(w, "| %s | %d | %s | %.1f | %.1f | %.2f | %.0f | %s | %s |\n", k.contender, k.n, mode(k.inline),
-			1000*median(rs, func(r *result) float64 { return r.converged.Seconds() })/n,
-			median(rs, func(r *result) float64 { return r.convergeRequests })/n,
-			median(rs, func(r *result) float64 { return sum(r.convergeReconciles) })/n, median(rs, rss)/mib, addedRSS, addedLive)
+		fmt.Fprintf(w, "| %s | %d | %s | %.1f | %.1f | %.2f | %.0f | %s | %s | %s | %s |\n", k.contender, k.n, mode(k.inline),
+			now.converged, now.requests, now.reconciles, median(rs, steadyRSS)/mib, converged, requests, addedRSS, addedLive)
 	}
 }
+
+// firstJob prints, per size of inline builds, the medians of what a user
+// waits for first: from a function's create to its build Job.
+func firstJob(w io.Writer, keys []key, groups map[key][]*result) {
+	header := false
+	for _, k := range keys {
+		if !k.inline {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\n| provider | N | create to build Job: p50 | p99 |")
+			fmt.Fprintln(w, "|---|---|---|---|")
+			header = true
+		}
+		rs := groups[k]
+		at := func(d func(*result) time.Duration) time.Duration {
+			return time.Duration(median(rs, func(r *result) float64 { return float64(d(r)) })).Round(time.Millisecond)
+		}
+		fmt.Fprintf(w, "| %s | %d | %s | %s |\n", k.contender, k.n, at(func(r *result) time.Duration { return r.jobP50 }), at(func(r *result) time.Duration { return r.jobP99 }))
+	}
+}
+
+// A functionCosts is the medians of one setting's runs per function: ms to
+// converge, API requests and reconciles until Ready.
+type functionCosts struct{ converged, requests, reconciles float64 }
+
+func perFunctionOf(rs []*result) functionCosts {
+	n := float64(rs[0].n)
+	return functionCosts{
+		converged:  1000 * median(rs, func(r *result) float64 { return r.converged.Seconds() }) / n,
+		requests:   median(rs, func(r *result) float64 { return r.convergeRequests }) / n,
+		reconciles: median(rs, func(r *result) float64 { return sum(r.convergeReconciles) }) / n,
+	}
+}
+
+func steadyRSS(r *result) float64 { return float64(r.steadyRSS) }
+
+func steadyLive(r *result) float64 { return r.steadyLive }
 
 // added is the median of bytes over runs, in KiB per function run has
 // above prevN, the size of the runs before.
