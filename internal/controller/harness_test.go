@@ -67,8 +67,9 @@ type provider struct {
 	// kube is the test's own client, which acts as the Job controller,
 	// Knative and the user.
 	kube client.Client
-	// writes counts the provider's write requests by namespace.
-	writes *writeCounter
+	// writes counts the provider's write requests by namespace, and reads
+	// its reads of objects by name.
+	writes, reads *requestCounter
 	// eventing plays Knative Eventing in the scene's namespace.
 	eventing *playact.Eventing
 }
@@ -76,22 +77,22 @@ type provider struct {
 // dependencies are what a test may replace of the provider's.
 type dependencies = workload.Dependencies
 
-// A writeCounter counts write requests by the namespace in their path, so a
+// A requestCounter counts requests by the namespace in their path, so a
 // test measures what concerns its own resources, not what other tests left.
-type writeCounter struct {
+type requestCounter struct {
 	mu sync.Mutex
-	n  map[write]int
+	n  map[request]int
 }
 
-// A write is what a writeCounter counts by: a method, and the path from the
-// namespace on without the object's name, such as PUT of "status" of
+// A request is what a requestCounter counts by: a method, and the path from
+// the namespace on without the object's name, such as PUT of "status" of
 // "lambdafunctions" in "team".
-type write struct {
+type request struct {
 	method, namespace, resource string
 }
 
-// writeOf is the write a request makes; path is its URL path.
-func writeOf(method, path string) write {
+// requestOf is what a request is counted as; path is its URL path.
+func requestOf(method, path string) request {
 	_, rest, _ := strings.Cut(path, "/namespaces/")
 	// Namespace, resource, name, subresource.
 	p := append(strings.SplitN(rest, "/", 4), "", "", "")
@@ -99,19 +100,19 @@ func writeOf(method, path string) write {
 	if p[3] != "" {
 		resource += "/" + p[3]
 	}
-	return write{method: method, namespace: p[0], resource: resource}
+	return request{method: method, namespace: p[0], resource: resource}
 }
 
-// to is the number of writes so far with a method to one resource, or
+// to is the number of requests so far with a method to one resource, or
 // resource/subresource, of a namespace.
-func (w *writeCounter) to(method, ns, resource string) int {
+func (w *requestCounter) to(method, ns, resource string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.n[write{method: method, namespace: ns, resource: resource}]
+	return w.n[request{method: method, namespace: ns, resource: resource}]
 }
 
-// in is the number of writes so far to objects in a namespace.
-func (w *writeCounter) in(ns string) int {
+// in is the number of requests so far to objects in a namespace.
+func (w *requestCounter) in(ns string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	sum := 0
@@ -127,7 +128,7 @@ func (w *writeCounter) in(ns string) int {
 // the writes so far. The writes that led a resource to rest land a little
 // after it reads Ready: its events, and its config's count of users a
 // second after its usage. A provider that never stops writing fails it.
-func (w *writeCounter) settled(ctx context.Context, t *testing.T, ns string) int {
+func (w *requestCounter) settled(ctx context.Context, t *testing.T, ns string) int {
 	t.Helper()
 	n := w.in(ns)
 	wait.Until(ctx, t, "the provider's writes settle", func() string {
@@ -141,19 +142,34 @@ func (w *writeCounter) settled(ctx context.Context, t *testing.T, ns string) int
 	return n
 }
 
-// countingTransport counts requests that are not reads.
+// countingTransport counts requests that write, and reads of one object by
+// name (lists and watches are left out: the informers make those).
 type countingTransport struct {
-	next   http.RoundTripper
-	writes *writeCounter
+	next          http.RoundTripper
+	writes, reads *requestCounter
 }
 
 func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		c.writes.mu.Lock()
-		c.writes.n[writeOf(r.Method, r.URL.Path)]++
-		c.writes.mu.Unlock()
+	switch {
+	case r.Method != http.MethodGet && r.Method != http.MethodHead:
+		c.writes.add(r.Method, r.URL.Path)
+	case namesObject(r.URL.Path):
+		c.reads.add(r.Method, r.URL.Path)
 	}
 	return c.next.RoundTrip(r)
+}
+
+// namesObject is true of a path to one object in a namespace.
+func namesObject(path string) bool {
+	_, rest, ok := strings.Cut(path, "/namespaces/")
+	p := strings.Split(rest, "/")
+	return ok && len(p) >= 3 && p[2] != ""
+}
+
+func (w *requestCounter) add(method, path string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n[requestOf(method, path)]++
 }
 
 // startProviderWith runs the provider with dependencies a test changed, such
@@ -190,7 +206,7 @@ type providerOptions struct {
 // wires it.
 func startProvider(t testing.TB, po providerOptions) *provider {
 	t.Helper()
-	p := &provider{writes: &writeCounter{n: map[write]int{}}}
+	p := &provider{writes: &requestCounter{n: map[request]int{}}, reads: &requestCounter{n: map[request]int{}}}
 	cfg := rest.CopyConfig(controlPlane.Config(t))
 	s, err := kinds.ManagerScheme()
 	if err != nil {
@@ -200,7 +216,9 @@ func startProvider(t testing.TB, po providerOptions) *provider {
 		t.Fatal(err)
 	}
 	cfg.Impersonate = po.as
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, writes: p.writes} })
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper {
+		return countingTransport{next: rt, writes: p.writes, reads: p.reads}
+	})
 	writes := clients.NewWrites(clients.DefaultWriteWait)
 	mo := ctrl.Options{
 		Scheme:    s,

@@ -12,7 +12,6 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
-	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
@@ -26,7 +25,9 @@ const (
 type agentClient struct {
 	connection
 
-	desired []kube.Object
+	// plan is what the reconcile's Observe rendered and found, for its
+	// Create or Update.
+	plan plan
 }
 
 // Observe renders the agent, with the addresses of the Brokers its forwards
@@ -50,8 +51,8 @@ func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (ma
 		return held(mg, at, v1alpha1.ReasonBrokerMissing, msg, err)
 	}
 	was := at.Phase
-	c.desired = objs.All()
-	obs, err := c.deploy(ctx, mg, at, objs)
+	obs, p, err := c.deploy(ctx, mg, at, objs)
+	c.plan = p
 	readyTransition(c.record, mg, was, at.Phase, at.URL)
 	return obs, err
 }
@@ -89,16 +90,16 @@ func (c *agentClient) addresses(ctx context.Context, mg *v1alpha1.LambdaAgent) (
 
 // Create applies what Observe rendered.
 func (c *agentClient) Create(ctx context.Context, mg *v1alpha1.LambdaAgent) (managed.ExternalCreation, error) {
-	if err := c.apply(ctx, c.desired, true); err != nil {
+	if err := c.apply(ctx, c.plan); err != nil {
 		return managed.ExternalCreation{}, err
 	}
-	c.created(mg, c.desired)
+	c.created(mg, c.plan.desired)
 	return managed.ExternalCreation{}, nil
 }
 
 // Update applies what Observe rendered.
 func (c *agentClient) Update(ctx context.Context, _ *v1alpha1.LambdaAgent) (managed.ExternalUpdate, error) {
-	return managed.ExternalUpdate{}, c.apply(ctx, c.desired, true)
+	return managed.ExternalUpdate{}, c.apply(ctx, c.plan)
 }
 
 // Delete removes every object of the agent, and the Broker it created once

@@ -27,23 +27,34 @@ const (
 	errConflict   = "refusing to apply onto objects this resource does not own"
 )
 
-// apply server-side applies the desired objects. With prune it also deletes
-// the resource's objects that are no longer desired, and the build-context
-// ConfigMaps, which nothing reads once a built image is deployed; Jobs stay
-// until their TTL, and the NetworkPolicy of a build as long as its Job. A
-// build starts without prune, so the Service keeps serving meanwhile. It
-// never takes over an object that is not the resource's own, nor a Broker
-// that the provider did not create.
-func (d deployer) apply(ctx context.Context, desired []kube.Object, prune bool) error {
-	st, err := d.observe(ctx, desired)
-	if err != nil {
-		return err
-	}
+// A plan is what a reconcile's Observe compared, for its Create or Update
+// to act on: the desired objects and what Observe found of them. Acting on
+// what Observe found, instead of looking again, spares a read of the API
+// server for each object about to be created. The read that found the
+// object's name free is then as old as Observe, milliseconds in the same
+// reconcile, where it was a read right before the apply; either way another
+// writer could take the name in between.
+type plan struct {
+	desired []kube.Object
+	found   liveState
+	// prune deletes what is no longer desired; a build starts without.
+	prune bool
+}
+
+// apply server-side applies the plan's desired objects. With prune it also
+// deletes the resource's objects that are no longer desired, and the
+// build-context ConfigMaps, which nothing reads once a built image is
+// deployed; Jobs stay until their TTL, and the NetworkPolicy of a build as
+// long as its Job. A build starts without prune, so the Service keeps
+// serving meanwhile. It never takes over an object that is not the
+// resource's own, nor a Broker that the provider did not create.
+func (d deployer) apply(ctx context.Context, p plan) error {
+	st := p.found
 	if len(st.conflicts) > 0 {
 		return errors.Wrap(errors.New(strings.Join(st.conflicts, "; ")), errConflict)
 	}
 	want := map[string]bool{}
-	for _, o := range desired {
+	for _, o := range p.desired {
 		want[render.Key(o)] = true
 		u := &unstructured.Unstructured{Object: applied(o)}
 		if u.Object == nil {
@@ -54,7 +65,7 @@ func (d deployer) apply(ctx context.Context, desired []kube.Object, prune bool) 
 		}
 	}
 	for k, o := range st.objects {
-		if !prune || want[k] || o.build && !buildDone(o.obj, st) {
+		if !p.prune || want[k] || o.build && !buildDone(o.obj, st) {
 			continue
 		}
 		if err := d.kube.Delete(ctx, o.obj); client.IgnoreNotFound(err) != nil {

@@ -77,14 +77,15 @@ func (c *functionClient) startBuild(ctx context.Context, mg *v1alpha1.LambdaFunc
 	if msg, err := c.buildNotAdmitted(ctx); err != nil || msg != "" {
 		return held(mg, &at.WorkloadObservation, v1alpha1.ReasonBuildNotAdmitted, msg, err)
 	}
-	c.desired = append(objs.Build(), objs.Brokers()...)
-	st, err := c.observe(ctx, c.desired)
+	desired := append(objs.Build(), objs.Brokers()...)
+	st, err := c.observe(ctx, desired)
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
 	if len(st.conflicts) > 0 {
 		return nameConflict(mg, &at.WorkloadObservation, st)
 	}
+	c.plan = plan{desired: desired, found: st}
 	at.Build = &v1alpha1.BuildObservation{Identity: objs.BuildIdentity, JobName: objs.BuildJob.Name}
 	judge(mg, &at.WorkloadObservation, observe.BuildStarting(objs.BuildJob.Name))
 	return managed.ExternalObservation{ResourceExists: st.exists, ResourceUpToDate: false}, nil

@@ -22,19 +22,22 @@ import (
 const ConnectionDetailURL = "url"
 
 // deploy compares what is deployed with objs, once nothing they refer to is
-// missing, and reports how far Knative has got.
-func (c connection) deploy(ctx context.Context, mg resource.Managed, at *v1alpha1.WorkloadObservation, objs *render.Objects) (managed.ExternalObservation, error) {
+// missing, and reports how far Knative has got. The plan is for a Create or
+// Update to apply objs; it is empty when the observation calls for neither.
+func (c connection) deploy(ctx context.Context, mg resource.Managed, at *v1alpha1.WorkloadObservation, objs *render.Objects) (managed.ExternalObservation, plan, error) {
 	if v, ok, err := c.unmet(ctx, at.Phase, objs); err != nil || ok {
-		return held(mg, at, v.Reason, v.Message, err)
+		obs, err := held(mg, at, v.Reason, v.Message, err)
+		return obs, plan{}, err
 	}
 	st, err := c.observe(ctx, objs.All())
 	if err != nil {
-		return managed.ExternalObservation{}, err
+		return managed.ExternalObservation{}, plan{}, err
 	}
 	if len(st.conflicts) > 0 {
-		return nameConflict(mg, at, st)
+		obs, err := nameConflict(mg, at, st)
+		return obs, plan{}, err
 	}
-	return c.deployed(mg, at, objs, st), nil
+	return c.deployed(mg, at, objs, st), plan{desired: objs.All(), found: st, prune: true}, nil
 }
 
 // deployed compares a resource's deployed objects with the desired ones and

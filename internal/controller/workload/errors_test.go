@@ -123,9 +123,14 @@ func TestApplyErrors(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			d := deployer{kube: tc.kube, uncached: tc.kube, kind: v1alpha1.LambdaFunctionKind, namespace: "apps", name: "hello"}
-			err := d.apply(context.Background(), imageFunction(t).All(), true)
+			// A Create or Update applies what its reconcile's Observe found.
+			desired := imageFunction(t).All()
+			found, err := d.observe(context.Background(), desired)
+			if err == nil {
+				err = d.apply(context.Background(), plan{desired: desired, found: found, prune: true})
+			}
 			if diff := cmp.Diff(tc.want, err, test.EquateErrors()); diff != "" {
-				t.Errorf("%s\napply(...): -want error, +got error:\n%s", tc.reason, diff)
+				t.Errorf("%s\nobserve(...), then apply(...): -want error, +got error:\n%s", tc.reason, diff)
 			}
 		})
 	}

@@ -15,7 +15,6 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
-	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
@@ -30,11 +29,9 @@ const (
 type functionClient struct {
 	connection
 
-	// desired is what the reconcile's Observe rendered, for its Create or
-	// Update: both act on exactly what Observe compared. prune is false
-	// while a build starts.
-	desired []kube.Object
-	prune   bool
+	// plan is what the reconcile's Observe rendered and found, for its
+	// Create or Update: both act on exactly what Observe compared.
+	plan plan
 }
 
 // Observe renders the function, follows its build, and compares what is
@@ -73,8 +70,9 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 			return managed.ExternalObservation{}, errors.Wrap(err, errRender)
 		}
 	}
-	c.desired, c.prune = objs.All(), true
-	return c.deploy(ctx, mg, &at.WorkloadObservation, objs)
+	obs, p, err := c.deploy(ctx, mg, &at.WorkloadObservation, objs)
+	c.plan = p
+	return obs, err
 }
 
 // input is what render needs of the function: its spec, the provider
@@ -113,7 +111,7 @@ func (c *functionClient) Create(ctx context.Context, mg *v1alpha1.LambdaFunction
 	if err := c.applyDesired(ctx, mg); err != nil {
 		return managed.ExternalCreation{}, err
 	}
-	c.created(mg, c.desired)
+	c.created(mg, c.plan.desired)
 	return managed.ExternalCreation{}, nil
 }
 
@@ -125,10 +123,10 @@ func (c *functionClient) Update(ctx context.Context, mg *v1alpha1.LambdaFunction
 // applyDesired applies what Observe rendered and says when that starts a
 // build.
 func (c *functionClient) applyDesired(ctx context.Context, mg *v1alpha1.LambdaFunction) error {
-	if err := c.apply(ctx, c.desired, c.prune); err != nil {
+	if err := c.apply(ctx, c.plan); err != nil {
 		return err
 	}
-	for _, o := range c.desired {
+	for _, o := range c.plan.desired {
 		if j, ok := o.(*batchv1.Job); ok {
 			buildsStarted.WithLabelValues(runtimeOf(mg)).Inc()
 			c.record.Event(mg, event.Normal(reasonBuildStarted, "started build "+j.Name))

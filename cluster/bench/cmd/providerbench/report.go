@@ -16,9 +16,9 @@ const mib = 1 << 20
 // print writes one run's line.
 func (r *result) print(w io.Writer) {
 	fmt.Fprintf(w, "%-24s n=%-5d %-6s services %7.1fs  Knative played %6.1fs  ready after mark %6.1fs  converged %7.1fs  cpu %6.1fs  peak rss %5.0f MiB  "+
-		"steady: rss %5.0f MiB, %5.0f reconciles, %.2f reads and %.3f writes per reconcile, cpu %.1fs; writes %v by resource %v; reads %v; writes until Ready %v\n",
+		"steady: rss %5.0f MiB, %5.0f reconciles, %.2f reads and %.3f writes per reconcile, cpu %.1fs; writes %v by resource %v; reads %v; writes until Ready %v; reads until Ready %v\n",
 		r.contender, r.n, r.mode(), r.servicesCreated.Seconds(), r.played.Seconds(), r.readyAfterMark.Seconds(), r.converged.Seconds(), r.convergeCPU,
-		float64(r.peakRSS)/mib, float64(r.steadyRSS)/mib, r.reconciles, r.reads, r.writes, r.steadyCPU, r.writesByVerb, r.writeResources, r.readResources, r.convergeWrites)
+		float64(r.peakRSS)/mib, float64(r.steadyRSS)/mib, r.reconciles, r.reads, r.writes, r.steadyCPU, r.writesByVerb, r.writeResources, r.readResources, r.convergeWrites, r.convergeReads)
 	n := float64(r.n)
 	fmt.Fprintf(w, "%-24s n=%-5d per function: converged %.1f ms, %.1f API requests and %.2f reconciles until Ready (%s), %.1f KiB at rest above idle (%.0f MiB)\n",
 		r.contender, r.n, 1000*r.converged.Seconds()/n, r.convergeRequests/n, sum(r.convergeReconciles)/n, perEach(r.convergeReconciles, n),

@@ -87,9 +87,9 @@ type result struct {
 	writesByVerb   map[string]float64
 	writeResources map[string]float64
 	readResources  map[string]float64
-	// convergeWrites are the API writes until all were Ready, by resource;
-	// the benchmark's own are among them.
-	convergeWrites map[string]float64
+	// convergeWrites and convergeReads are the API writes and reads until
+	// all were Ready, by resource; the benchmark's own are among them.
+	convergeWrites, convergeReads map[string]float64
 	// convergeReconciles are the provider's reconciles of the managed kind
 	// until all were Ready, by how they ended.
 	convergeReconciles map[string]float64
@@ -209,6 +209,7 @@ func run(ctx context.Context, dir string, c contender, s setting) (*result, erro
 		return nil, err
 	}
 	r.convergeWrites = increases(idle.writeResources, converged.writeResources)
+	r.convergeReads = increases(idle.readResources, converged.readResources)
 	r.convergeReconciles = increases(idle.reconcilesBy, converged.reconcilesBy)
 	r.convergeRequests = converged.reads + converged.writes - idle.reads - idle.writes
 	r.idleRSS = idle.usage.RSS
