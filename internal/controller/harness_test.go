@@ -91,8 +91,9 @@ type request struct {
 	method, namespace, resource string
 }
 
-// requestOf is what a request is counted as; path is its URL path.
-func requestOf(method, path string) request {
+// requestOf is what a request is counted as, and whether it names one
+// object; path is its URL path.
+func requestOf(method, path string) (r request, named bool) {
 	_, rest, _ := strings.Cut(path, "/namespaces/")
 	// Namespace, resource, name, subresource.
 	p := append(strings.SplitN(rest, "/", 4), "", "", "")
@@ -100,7 +101,7 @@ func requestOf(method, path string) request {
 	if p[3] != "" {
 		resource += "/" + p[3]
 	}
-	return request{method: method, namespace: p[0], resource: resource}
+	return request{method: method, namespace: p[0], resource: resource}, p[2] != ""
 }
 
 // to is the number of requests so far with a method to one resource, or
@@ -150,26 +151,20 @@ type countingTransport struct {
 }
 
 func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	req, named := requestOf(r.Method, r.URL.Path)
 	switch {
 	case r.Method != http.MethodGet && r.Method != http.MethodHead:
-		c.writes.add(r.Method, r.URL.Path)
-	case namesObject(r.URL.Path):
-		c.reads.add(r.Method, r.URL.Path)
+		c.writes.add(req)
+	case named:
+		c.reads.add(req)
 	}
 	return c.next.RoundTrip(r)
 }
 
-// namesObject is true of a path to one object in a namespace.
-func namesObject(path string) bool {
-	_, rest, ok := strings.Cut(path, "/namespaces/")
-	p := strings.Split(rest, "/")
-	return ok && len(p) >= 3 && p[2] != ""
-}
-
-func (w *requestCounter) add(method, path string) {
+func (w *requestCounter) add(r request) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.n[requestOf(method, path)]++
+	w.n[r]++
 }
 
 // startProviderWith runs the provider with dependencies a test changed, such

@@ -29,7 +29,8 @@ func (c connection) deploy(ctx context.Context, mg resource.Managed, at *v1alpha
 		obs, err := held(mg, at, v.Reason, v.Message, err)
 		return obs, plan{}, err
 	}
-	st, err := c.observe(ctx, objs.All())
+	desired := objs.All()
+	st, err := c.observe(ctx, desired)
 	if err != nil {
 		return managed.ExternalObservation{}, plan{}, err
 	}
@@ -37,7 +38,7 @@ func (c connection) deploy(ctx context.Context, mg resource.Managed, at *v1alpha
 		obs, err := nameConflict(mg, at, st)
 		return obs, plan{}, err
 	}
-	return c.deployed(mg, at, objs, st), plan{desired: objs.All(), found: st, prune: true}, nil
+	return c.deployed(mg, at, objs, st), plan{desired: desired, found: st, prune: true}, nil
 }
 
 // deployed compares a resource's deployed objects with the desired ones and

@@ -63,10 +63,16 @@ func spec(inline bool) v1alpha1.LambdaFunctionParameters {
 	}
 }
 
+// The contenders' names, as the summary tells them apart.
+const (
+	oursName = "provider-knative-lambda"
+	peerName = "provider-kubernetes"
+)
+
 // ours is this provider, built from this module.
 func ours(bin, metricsAddr string) contender {
 	return contender{
-		name: "provider-knative-lambda",
+		name: oursName,
 		bin:  bin,
 		args: func(string) ([]string, []string, error) {
 			// The target cluster is the local control plane, on loopback.
@@ -131,7 +137,7 @@ func providerKubernetes(ctx context.Context, root, bin string) (contender, error
 		"secretRef": map[string]any{"namespace": benchNamespace, "name": targetSecret, "key": targetKey},
 	}}
 	return contender{
-		name: "provider-kubernetes",
+		name: peerName,
 		bin:  bin,
 		// It serves a conversion webhook, whose server will not start
 		// without a certificate; nothing calls it here. Its metrics address

@@ -99,10 +99,10 @@ func summarise(w io.Writer, results []*result) {
 	fmt.Fprintln(w, "\n| N | converge: provider-kubernetes ÷ ours | the providers' own time (created + Ready after mark): provider-kubernetes ÷ ours | peak RSS: ours ÷ provider-kubernetes | CPU: provider-kubernetes ÷ ours |")
 	fmt.Fprintln(w, "|---|---|---|---|---|")
 	for _, k := range keys {
-		if k.contender != "provider-knative-lambda" || k.inline {
+		if k.contender != oursName || k.inline {
 			continue
 		}
-		peer, ok := rows[key{"provider-kubernetes", k.n, false}]
+		peer, ok := rows[key{peerName, k.n, false}]
 		if !ok {
 			continue
 		}
@@ -190,6 +190,7 @@ func firstJob(w io.Writer, keys []key, groups map[key][]*result) {
 // converge, API requests and reconciles until Ready.
 type functionCosts struct{ converged, requests, reconciles float64 }
 
+// perFunctionOf is the costs per function of one setting's runs.
 func perFunctionOf(rs []*result) functionCosts {
 	n := float64(rs[0].n)
 	return functionCosts{

@@ -8,11 +8,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-const (
-	lambda = "provider-knative-lambda"
-	pk     = "provider-kubernetes"
-)
-
 // measured is a run of n functions that converged in seconds, with requests
 // API requests and reconciles reconciles until Ready, and steadyMiB of RSS
 // and liveMiB of live heap at rest (negative: not known).
@@ -36,14 +31,14 @@ func TestPerFunction(t *testing.T) {
 	}{
 		"OneSize": {
 			reason:  "A size with none smaller has nothing to be a multiple of.",
-			results: []*result{measured(lambda, 2000, false, 40, 25000, 4000, 90, 30)},
+			results: []*result{measured(oursName, 2000, false, 40, 25000, 4000, 90, 30)},
 			want:    []string{"| provider-knative-lambda | 2000 | image | 20.0 | 12.5 | 2.00 | 90 | n/a | n/a | n/a | n/a |"},
 		},
 		"TwoSizes": {
 			reason: "At 10,000 each function's converge time and requests are given as a multiple of those at 2,000, and each function added its share of the memory at rest.",
 			results: []*result{
-				measured(lambda, 10000, false, 250, 130000, 30000, 90+8000*10.0/1024, 30+8000*5.0/1024),
-				measured(lambda, 2000, false, 40, 25000, 4000, 90, 30),
+				measured(oursName, 10000, false, 250, 130000, 30000, 90+8000*10.0/1024, 30+8000*5.0/1024),
+				measured(oursName, 2000, false, 40, 25000, 4000, 90, 30),
 			},
 			want: []string{
 				"| provider-knative-lambda | 2000 | image | 20.0 | 12.5 | 2.00 | 90 | n/a | n/a | n/a | n/a |",
@@ -53,10 +48,10 @@ func TestPerFunction(t *testing.T) {
 		"EachOwnSizes": {
 			reason: "Each provider and source is a multiple of its own smaller size only, and live heap a provider does not report stays unknown.",
 			results: []*result{
-				measured(lambda, 1000, true, 70, 29000, 5600, 113, 40),
-				measured(lambda, 2000, false, 40, 25000, 4000, 90, 30),
-				measured(pk, 2000, false, 130, 48000, 8000, 213, -1),
-				measured(pk, 10000, false, 1230, 389000, 91000, 860, -1),
+				measured(oursName, 1000, true, 70, 29000, 5600, 113, 40),
+				measured(oursName, 2000, false, 40, 25000, 4000, 90, 30),
+				measured(peerName, 2000, false, 130, 48000, 8000, 213, -1),
+				measured(peerName, 10000, false, 1230, 389000, 91000, 860, -1),
 			},
 			want: []string{
 				"| provider-knative-lambda | 1000 | inline | 70.0 | 29.0 | 5.60 | 113 | n/a | n/a | n/a | n/a |",
@@ -81,7 +76,7 @@ func TestPerFunction(t *testing.T) {
 
 func TestFirstJob(t *testing.T) {
 	built := func(n int, p50, p99 time.Duration) *result {
-		r := measured(lambda, n, true, 70, 29000, 5600, 113, 40)
+		r := measured(oursName, n, true, 70, 29000, 5600, 113, 40)
 		r.jobP50, r.jobP99 = p50, p99
 		return r
 	}
@@ -92,7 +87,7 @@ func TestFirstJob(t *testing.T) {
 	}{
 		"NoBuilds": {
 			reason:  "Runs of prebuilt images have no build Job, and print no table.",
-			results: []*result{measured(lambda, 2000, false, 40, 25000, 4000, 90, 30)},
+			results: []*result{measured(oursName, 2000, false, 40, 25000, 4000, 90, 30)},
 		},
 		"Medians": {
 			reason: "Each size of inline builds gives the medians of its runs' percentiles.",
@@ -100,7 +95,7 @@ func TestFirstJob(t *testing.T) {
 				built(1000, 7*time.Second, 9*time.Second),
 				built(1000, 8*time.Second, 12*time.Second),
 				built(1000, 9*time.Second, 10*time.Second),
-				measured(lambda, 2000, false, 40, 25000, 4000, 90, 30),
+				measured(oursName, 2000, false, 40, 25000, 4000, 90, 30),
 			},
 			want: "| provider | N | create to build Job: p50 | p99 |\n|---|---|---|---|\n| provider-knative-lambda | 1000 | 8s | 10s |",
 		},
