@@ -12,12 +12,12 @@ import (
 )
 
 // Creates are the resources whose last create applied an object that will
-// wake them (see deployer.wokenBy), each with when it is due for its next
-// poll.
+// wake them (see deployer.wokenBy), each with the interval its next poll is
+// due after, before Polls spread it.
 type creates struct {
 	*notes[time.Duration]
-	// poll is the managed reconciler's poll interval and hook: how long a
-	// resource waits for its next poll.
+	// poll is the managed reconciler's poll interval and the resource's own
+	// hook on it.
 	poll func(mg resource.Managed) time.Duration
 }
 
@@ -50,6 +50,12 @@ func (c *creates) created(mg resource.Managed) {
 type createdReconciler struct {
 	inner   reconcile.Reconciler
 	creates *creates
+	// spread is how long a resource waits for a poll due after an
+	// interval, with the polls of all resources spread (Polls.Interval).
+	spread func(time.Duration) time.Duration
+	// spare, when set, puts off that poll while it comes early for the
+	// resources there are by then.
+	spare *spare
 }
 
 // Reconcile runs the inner reconcile, and turns its requeue after a noted
@@ -60,7 +66,8 @@ func (c *createdReconciler) Reconcile(ctx context.Context, req reconcile.Request
 	poll, created := c.creates.take(req.NamespacedName)
 	//nolint:staticcheck // Requeue is what the managed reconciler returns after a create.
 	if created && err == nil && res.Requeue && res.RequeueAfter == 0 {
-		return reconcile.Result{RequeueAfter: poll}, nil
+		c.spare.awaits(req.NamespacedName, poll)
+		return reconcile.Result{RequeueAfter: c.spread(poll)}, nil
 	}
 	return res, err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"golang.org/x/time/rate"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -34,10 +35,12 @@ func TestCreatedReconciler(t *testing.T) {
 		err     error
 		want    reconcile.Result
 		wantErr error
+		// wantAwaited is whether the spare awaits the create's wake.
+		wantAwaited bool
 	}{
 		"RequeueAfterCreate": {
-			reason:  "The requeue after a create whose objects will wake the resource becomes the next poll.",
-			created: true, res: requeue, want: reconcile.Result{RequeueAfter: time.Minute},
+			reason:  "The requeue after a create whose objects will wake the resource becomes the next poll, spread over all resources, and the wake is awaited.",
+			created: true, res: requeue, want: reconcile.Result{RequeueAfter: 4 * time.Minute}, wantAwaited: true,
 		},
 		"RequeueWithoutCreate": {
 			reason: "A requeue with no create noted, such as after a failed create, keeps its backoff.",
@@ -56,7 +59,8 @@ func TestCreatedReconciler(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			c := newCreates(time.Minute, func(_ resource.Managed, poll time.Duration) time.Duration { return poll })
-			r := &createdReconciler{creates: c, inner: reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+			s := newSpare(rate.NewLimiter(100, 1000), time.Minute, four)
+			r := &createdReconciler{creates: c, spread: four, spare: s, inner: reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
 				if tc.created {
 					c.created(&v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}})
 				}
@@ -71,6 +75,13 @@ func TestCreatedReconciler(t *testing.T) {
 			}
 			if _, left := c.take(key); left {
 				t.Errorf("%s\nReconcile(...): the create is still noted", tc.reason)
+			}
+			a, awaited := s.awaiting.get(key)
+			if awaited != tc.wantAwaited {
+				t.Errorf("%s\nReconcile(...): the create's wake is awaited: %t, want %t", tc.reason, awaited, tc.wantAwaited)
+			}
+			if awaited && a.poll != time.Minute {
+				t.Errorf("%s\nReconcile(...): the awaited create's poll is noted before it is spread as %s, want %s", tc.reason, a.poll, time.Minute)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -31,20 +32,66 @@ const spareRetries = 10
 // its last reconcile ran: its desired state, or one of its objects in a
 // target cluster. Retries after an error count as polls too: they already
 // wait out a backoff.
+//
+// A poll that comes early is put off too: one after a create, while the
+// resource awaits the wake of what its create applied, was spread over the
+// resources there were at the create. In a rush they are many more by the
+// time it comes due: at 10,000 new functions, such polls cost 0.41
+// reconciles and status writes a function more than at 2,000, each taking
+// a token a wake needed (providerbench, docs/benchmarks.md).
 type spare struct {
 	limiter *rate.Limiter
-	// interval is how long a resource waits between polls.
-	interval func() time.Duration
-	now      func() time.Time
+	// poll is the provider's poll interval, and spread how long an
+	// interval becomes with the polls of all resources spread
+	// (Polls.Interval).
+	poll   time.Duration
+	spread func(time.Duration) time.Duration
+	now    func() time.Time
 	// changes are the resources something changed for since their last
 	// reconcile ran.
 	changes *notes[struct{}]
 	// waiting are the resources whose poll is put off, with since when.
 	waiting *notes[time.Time]
+	// awaiting are the resources whose create applied what will wake them,
+	// until their next reconcile runs.
+	awaiting *notes[awaited]
 }
 
-func newSpare(l *rate.Limiter, interval func() time.Duration) *spare {
-	return &spare{limiter: l, interval: interval, now: time.Now, changes: newNotes[struct{}](), waiting: newNotes[time.Time]()}
+// An awaited create is when a resource's create applied what will wake it,
+// and the interval its next poll is due after, before it is spread.
+type awaited struct {
+	at   time.Time
+	poll time.Duration
+}
+
+func newSpare(l *rate.Limiter, poll time.Duration, spread func(time.Duration) time.Duration) *spare {
+	return &spare{
+		limiter: l, poll: poll, spread: spread, now: time.Now,
+		changes: newNotes[struct{}](), waiting: newNotes[time.Time](), awaiting: newNotes[awaited](),
+	}
+}
+
+// interval is how long a resource waits between polls.
+func (s *spare) interval() time.Duration { return s.spread(s.poll) }
+
+// awaits notes that the resource's create applied, now, what will wake it,
+// and that its next poll is due after poll, before it is spread. Without a
+// spare nothing is noted.
+func (s *spare) awaits(r types.NamespacedName, poll time.Duration) {
+	if s != nil {
+		s.awaiting.add(r, awaited{at: s.now(), poll: poll})
+	}
+}
+
+// early is how long a poll of a resource that awaits its create's wake
+// comes before the poll's interval, spread over the resources there are
+// now, has passed since the create; 0 for any other resource.
+func (s *spare) early(r types.NamespacedName, now time.Time) time.Duration {
+	a, ok := s.awaiting.get(r)
+	if !ok {
+		return 0
+	}
+	return max(0, a.at.Add(s.spread(a.poll)).Sub(now))
 }
 
 // changed notes that something changed for the resource. Without a spare
@@ -88,6 +135,9 @@ func (s *spare) polls(limited reconcile.Reconciler) reconcile.Reconciler {
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		if !s.changes.has(req.NamespacedName) {
 			now := s.now()
+			if wait := s.early(req.NamespacedName, now); wait > 0 {
+				return reconcile.Result{RequeueAfter: wait}, nil
+			}
 			interval := s.interval()
 			if wait := s.short(now, interval/spareRetries); wait > 0 && now.Sub(s.waiting.keep(req.NamespacedName, now)) < interval {
 				pollsPutOff.Inc()
@@ -109,6 +159,7 @@ func (s *spare) ran(inner reconcile.Reconciler) reconcile.Reconciler {
 	}
 	return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		s.changes.take(req.NamespacedName)
+		s.awaiting.take(req.NamespacedName)
 		return inner.Reconcile(ctx, req)
 	})
 }

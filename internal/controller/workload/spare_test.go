@@ -31,8 +31,16 @@ func TestSparePolls(t *testing.T) {
 		changed  bool
 		// waiting is since when the resource's poll is put off, if it is.
 		waiting *time.Time
-		want    reconcile.Result
-		wantRan bool
+		// awaiting is the create whose wake the resource awaits, if any,
+		// and spread how long its poll interval is with all resources'
+		// spread by now.
+		awaiting *awaited
+		spread   func(time.Duration) time.Duration
+		want     reconcile.Result
+		wantRan  bool
+		// wantWaiting is whether the poll is noted as put off for want of
+		// a token to spare.
+		wantWaiting bool
 	}{
 		"PollWithTokenToSpare": {
 			reason:   "A poll that finds a token to spare runs.",
@@ -40,11 +48,11 @@ func TestSparePolls(t *testing.T) {
 		},
 		"PollPutOff": {
 			reason:   "A poll that finds 500 tokens reserved ahead waits until they are spent, reserving none.",
-			reserved: 1500, limit: 100, want: reconcile.Result{RequeueAfter: 5010 * time.Millisecond},
+			reserved: 1500, limit: 100, wantWaiting: true, want: reconcile.Result{RequeueAfter: 5010 * time.Millisecond},
 		},
 		"PollPutOffBriefly": {
 			reason:   "A poll short of less than a token waits a tenth of its interval before it looks again.",
-			reserved: 1000, limit: 100, want: reconcile.Result{RequeueAfter: interval / spareRetries},
+			reserved: 1000, limit: 100, wantWaiting: true, want: reconcile.Result{RequeueAfter: interval / spareRetries},
 		},
 		"ChangeUnderLoad": {
 			reason:   "A resource that changed since its last reconcile asks the rate limiter like any reconcile, however short the tokens.",
@@ -56,7 +64,22 @@ func TestSparePolls(t *testing.T) {
 		},
 		"PollPutOffLessThanAnInterval": {
 			reason:   "A poll put off for less than an interval is put off again.",
-			reserved: 1500, limit: 100, waiting: new(t0.Add(-interval + time.Second)), want: reconcile.Result{RequeueAfter: 5010 * time.Millisecond},
+			reserved: 1500, limit: 100, waiting: new(t0.Add(-interval + time.Second)), wantWaiting: true, want: reconcile.Result{RequeueAfter: 5010 * time.Millisecond},
+		},
+		"PollEarlyAfterCreate": {
+			reason: "A poll after a create, spread over the resources there were then, is put off until its interval spread over the resources there are now has passed, tokens to spare or not.",
+			limit:  100, awaiting: &awaited{at: t0.Add(-30 * time.Second), poll: 30 * time.Second}, spread: four,
+			want: reconcile.Result{RequeueAfter: 90 * time.Second},
+		},
+		"PollDueAfterCreate": {
+			reason: "A poll after a create whose spread interval has passed runs.",
+			limit:  100, awaiting: &awaited{at: t0.Add(-120 * time.Second), poll: 30 * time.Second}, spread: four,
+			want: ran, wantRan: true,
+		},
+		"WakeAfterCreate": {
+			reason: "The wake a create awaits is a change, and is never put off.",
+			limit:  100, awaiting: &awaited{at: t0.Add(-time.Second), poll: 30 * time.Second}, spread: four, changed: true,
+			want: ran, wantRan: true,
 		},
 		"UnlimitedRate": {
 			reason: "Without a rate limit every poll runs.",
@@ -69,8 +92,15 @@ func TestSparePolls(t *testing.T) {
 			for n := tc.reserved; n > 0; n -= l.Burst() {
 				l.ReserveN(t0, min(n, l.Burst()))
 			}
-			s := newSpare(l, func() time.Duration { return interval })
+			spread := same
+			if tc.spread != nil {
+				spread = tc.spread
+			}
+			s := newSpare(l, interval, spread)
 			s.now = func() time.Time { return t0 }
+			if tc.awaiting != nil {
+				s.awaiting.add(key, *tc.awaiting)
+			}
 			if tc.changed {
 				s.changed(reconcile.Request{NamespacedName: key})
 			}
@@ -92,17 +122,24 @@ func TestSparePolls(t *testing.T) {
 			if gotRan != tc.wantRan {
 				t.Errorf("%s\nReconcile(...): the rate-limited reconcile ran: %t, want %t", tc.reason, gotRan, tc.wantRan)
 			}
-			if _, stillWaiting := s.waiting.take(key); stillWaiting == tc.wantRan {
-				t.Errorf("%s\nReconcile(...): the poll is noted as put off: %t, want %t", tc.reason, stillWaiting, !tc.wantRan)
+			if _, waiting := s.waiting.take(key); waiting != tc.wantWaiting {
+				t.Errorf("%s\nReconcile(...): the poll is noted as put off for want of a token: %t, want %t", tc.reason, waiting, tc.wantWaiting)
 			}
 		})
 	}
 }
 
+// same is an interval spread over as few resources as it allows.
+func same(d time.Duration) time.Duration { return d }
+
+// four is an interval spread over four times as many resources as it allows.
+func four(d time.Duration) time.Duration { return 4 * d }
+
 func TestSpareRan(t *testing.T) {
 	key := types.NamespacedName{Namespace: "team", Name: "hello"}
-	s := newSpare(rate.NewLimiter(100, 1000), func() time.Duration { return time.Minute })
+	s := newSpare(rate.NewLimiter(100, 1000), time.Minute, same)
 	s.changed(reconcile.Request{NamespacedName: key})
+	s.awaits(key, time.Minute)
 	limited := true
 	// As crossplane-runtime's rate limiter: the first pass is turned back.
 	r := s.polls(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
@@ -125,6 +162,9 @@ func TestSpareRan(t *testing.T) {
 	}
 	if s.changes.has(key) {
 		t.Errorf("Reconcile(...): a change is still noted after its reconcile ran; the next poll would not be one")
+	}
+	if s.awaiting.has(key) {
+		t.Errorf("Reconcile(...): a create's wake is still awaited after the next reconcile ran; its later polls would be put off as if they came after the create")
 	}
 }
 
@@ -154,7 +194,7 @@ func TestSpareNoting(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			s := newSpare(rate.NewLimiter(100, 1000), func() time.Duration { return time.Minute })
+			s := newSpare(rate.NewLimiter(100, 1000), time.Minute, same)
 			if !tc.pass(s) {
 				t.Errorf("%s\nnoting(): the event was filtered out", tc.reason)
 			}

@@ -212,16 +212,19 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, deps Dependencies, k Kind[T]) error {
 	name := managed.ControllerName(k.GVK.GroupKind().String())
 	record := event.NewAPIRecorder(mgr.GetEventRecorderFor(name)) //nolint:staticcheck // crossplane-runtime's recorder takes the old events API's.
-	next := func(mg resource.Managed, poll time.Duration) time.Duration {
+	// own is a resource's poll interval before Polls spread it over all
+	// resources, next its poll interval.
+	own := func(mg resource.Managed, poll time.Duration) time.Duration {
 		if unwoken(mg.GetCondition(xpv2.TypeReady)) && deps.BusyPoll > 0 && deps.BusyPoll < poll {
-			poll = deps.BusyPoll
+			return deps.BusyPoll
 		}
-		return deps.Polls.Interval(poll)
+		return poll
 	}
+	next := func(mg resource.Managed, poll time.Duration) time.Duration { return deps.Polls.Interval(own(mg, poll)) }
 	// Without wakes, the requeue after a create is what looks again soon.
 	var created *creates
 	if deps.wakes != nil {
-		created = newCreates(o.PollInterval, next)
+		created = newCreates(o.PollInterval, own)
 	}
 	// resourceTimes record crossplane-runtime's managed resource metrics
 	// in place of its MRMetricRecorder, which the reconciler is not given.
@@ -294,7 +297,7 @@ func Setup[T resource.ModernManaged](mgr ctrl.Manager, o controller.Options, dep
 	}
 	var inner reconcile.Reconciler = r
 	if created != nil {
-		inner = &createdReconciler{inner: r, creates: created}
+		inner = &createdReconciler{inner: r, creates: created, spread: deps.Polls.Interval, spare: spare}
 	}
 	rr := spare.polls(ratelimiter.NewReconciler(name, spare.ran(inner), o.GlobalRateLimiter))
 	if deps.Writes != nil {
@@ -324,7 +327,7 @@ func newPollSpare(o controller.Options, deps Dependencies) *spare {
 	if deps.wakes == nil || deps.Polls == nil || !ok {
 		return nil
 	}
-	return newSpare(bucket.Limiter, func() time.Duration { return deps.Polls.Interval(o.PollInterval) })
+	return newSpare(bucket.Limiter, o.PollInterval, deps.Polls.Interval)
 }
 
 // SetupGated adds the controller once the kind's CRD exists.
