@@ -104,6 +104,13 @@ func requestOf(method, path string) (r request, named bool) {
 	return request{method: method, namespace: p[0], resource: resource}, p[2] != ""
 }
 
+// add counts one request.
+func (w *requestCounter) add(r request) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.n[r]++
+}
+
 // to is the number of requests so far with a method to one resource, or
 // resource/subresource, of a namespace.
 func (w *requestCounter) to(method, ns, resource string) int {
@@ -159,12 +166,6 @@ func (c countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		c.reads.add(req)
 	}
 	return c.next.RoundTrip(r)
-}
-
-func (w *requestCounter) add(r request) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.n[r]++
 }
 
 // startProviderWith runs the provider with dependencies a test changed, such
