@@ -198,7 +198,7 @@ func BenchmarkReadRequest(b *testing.B) {
 func BenchmarkResourceOf(b *testing.B) {
 	spec := parseSpec(b, helloSpec)
 	var docs [][]byte
-	keep := func(_ kube.Object, json []byte) error {
+	keep := func(_ kube.Object, json []byte, _ []render.Verbatim) error {
 		docs = append(docs, bytes.Clone(json))
 		return nil
 	}

@@ -130,7 +130,9 @@ func (p *pass) compose(objs ...kube.Object) error {
 // becomes the composed resource compose sends, from the JSON its stamp
 // hashed, with the stamp added. Encoding every object for its stamp and
 // again for the answer was a third of a pass.
-func (p *pass) lend(o kube.Object, json []byte) error {
+func (p *pass) lend(o kube.Object, json []byte, verbatim []render.Verbatim) error {
+	p.parser.verbatim = verbatim
+	defer func() { p.parser.verbatim = nil }()
 	r, err := p.parser.resourceOf(json, sentKey, &addition{path: annotationsPath, key: render.AnnotationRendered, value: o.GetAnnotations()[render.AnnotationRendered]})
 	if err != nil {
 		return errors.Wrapf(err, errFmtConvert, o.GetObjectKind().GroupVersionKind().Kind, o.GetName())

@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -624,5 +625,50 @@ func TestParseString(t *testing.T) {
 				t.Errorf("%s\nstr() stopped at %d of %d", tc.reason, p.pos, len(tc.in))
 			}
 		})
+	}
+}
+
+// TestParseVerbatim reads a string render wrote from a runtime file as its
+// text, not by unescaping it, and to the same encoding.
+func TestParseVerbatim(t *testing.T) {
+	var lent int
+	lend := func(o kube.Object, json []byte, verbatim []render.Verbatim) error {
+		lent += len(verbatim)
+		with := &structParser{verbatim: verbatim}
+		got, err := with.parse(json)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := (&structParser{}).parse(json)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(want, got) {
+			t.Errorf("the %s parsed with its verbatim strings differs from the one parsed without", o.GetObjectKind().GroupVersionKind().Kind)
+		}
+		return nil
+	}
+	spec := parseSpec(t, helloSpec)
+	if _, err := render.FunctionEncoded(render.FunctionInput{Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry}}, lend); err != nil {
+		t.Fatal(err)
+	}
+	if lent == 0 {
+		t.Fatal("render lent no verbatim strings for a build context")
+	}
+
+	// A verbatim string is taken as it says, and one behind the parser is
+	// passed over.
+	doc := []byte(`{"a":"x\ny","b":"z"}`)
+	p := &structParser{verbatim: []render.Verbatim{{At: 0, End: 1, Text: "passed"}, {At: 5, End: 11, Text: "taken"}}}
+	got, err := p.parse(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &structpb.Struct{}
+	if err := proto.Unmarshal(got, s); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"a": "taken", "b": "z"}, s.AsMap()); diff != "" {
+		t.Errorf("parse with verbatim strings: -want, +got:\n%s", diff)
 	}
 }

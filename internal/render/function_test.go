@@ -149,7 +149,7 @@ func TestBuilt(t *testing.T) {
 		}
 		built++
 		var lent []string
-		got, err := first.BuiltEncoded(testDigest, func(o kube.Object, _ []byte) error {
+		got, err := first.BuiltEncoded(testDigest, func(o kube.Object, _ []byte, _ []Verbatim) error {
 			lent = append(lent, Key(o))
 			return nil
 		})

@@ -27,9 +27,11 @@ type hasher struct {
 	// wrapper's or Dockerfile's text to bytes would copy all of it at every
 	// render.
 	buf [hasherBuf]byte
-	// json is the last object a stamp that lends it hashed; grown, it
-	// stays grown for the next.
-	json []byte
+	// json is the last object a stamp that lends it hashed, and verbatim
+	// its strings written from runtime files; grown, they stay grown for
+	// the next.
+	json     []byte
+	verbatim []Verbatim
 }
 
 // hasherBuf is how much of a string a hasher writes at once.

@@ -63,14 +63,17 @@ func TestRenderingsFollowEveryVariable(t *testing.T) {
 
 // TestRenderingsAreBounded keeps at most maxRendered renderings.
 func TestRenderingsAreBounded(t *testing.T) {
-	r := &renderedFiles{files: map[renderedKey]string{}}
+	r := &renderedFiles{files: map[renderedKey]string{}, quoted: map[string][]byte{}}
 	for i := range 3 * maxRendered {
-		r.put(renderedKey{name: fmt.Sprint(i)}, "text")
-		if len(r.files) > maxRendered {
-			t.Fatalf("%d renderings kept, want at most %d", len(r.files), maxRendered)
+		r.put(renderedKey{name: fmt.Sprint(i)}, fmt.Sprint("text ", i))
+		if len(r.files) > maxRendered || len(r.quoted) > maxRendered {
+			t.Fatalf("%d renderings and %d quoted kept, want at most %d", len(r.files), len(r.quoted), maxRendered)
 		}
 	}
 	if _, ok := r.get(renderedKey{name: fmt.Sprint(3*maxRendered - 1)}); !ok {
 		t.Error("the latest rendering is not kept")
+	}
+	if _, ok := r.quotedOf(fmt.Sprint("text ", 3*maxRendered-1)); !ok {
+		t.Error("the latest rendering is not kept quoted")
 	}
 }

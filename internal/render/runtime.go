@@ -210,12 +210,14 @@ func isExportedIdentifier(s string) bool {
 type runtimeFiles struct {
 	templates map[string]*template.Template
 	plain     map[string]string
+	// quoted are the plain files as JSON strings, by their text.
+	quoted map[string][]byte
 }
 
 // loaded reads the runtime files once per process: rendering is on every
 // reconcile's path.
 var loaded = sync.OnceValues(func() (runtimeFiles, error) {
-	rf := runtimeFiles{templates: map[string]*template.Template{}, plain: map[string]string{}}
+	rf := runtimeFiles{templates: map[string]*template.Template{}, plain: map[string]string{}, quoted: map[string][]byte{}}
 	err := fs.WalkDir(runtimes, "runtimes", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -227,6 +229,7 @@ var loaded = sync.OnceValues(func() (runtimeFiles, error) {
 		base, isTemplate := strings.CutSuffix(name, ".tmpl")
 		if !isTemplate {
 			rf.plain[name] = string(b)
+			rf.quoted[rf.plain[name]] = mustQuote(rf.plain[name])
 			return nil
 		}
 		t, err := template.New(name).Option("missingkey=error").Parse(string(b))
@@ -302,9 +305,11 @@ const maxRendered = 1024
 type renderedFiles struct {
 	mu    sync.RWMutex
 	files map[renderedKey]string
+	// quoted are the renderings as JSON strings, by their text.
+	quoted map[string][]byte
 }
 
-var renderings = &renderedFiles{files: map[renderedKey]string{}}
+var renderings = &renderedFiles{files: map[renderedKey]string{}, quoted: map[string][]byte{}}
 
 func (r *renderedFiles) get(k renderedKey) (string, bool) {
 	r.mu.RLock()
@@ -313,13 +318,24 @@ func (r *renderedFiles) get(k renderedKey) (string, bool) {
 	return text, ok
 }
 
-// put keeps a rendering; once maxRendered are kept, it starts again from
-// none, which costs only renderings.
+// put keeps a rendering and its JSON string; once maxRendered are kept, it
+// starts again from none, which costs only renderings.
 func (r *renderedFiles) put(k renderedKey, text string) {
+	q := mustQuote(text)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.files) >= maxRendered {
 		clear(r.files)
+		clear(r.quoted)
 	}
 	r.files[k] = text
+	r.quoted[text] = q
+}
+
+// quotedOf is the JSON string of a rendering kept, by its text.
+func (r *renderedFiles) quotedOf(text string) ([]byte, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	b := r.quoted[text]
+	return b, b != nil
 }

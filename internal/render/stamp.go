@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/crossplane/function-sdk-go/errors"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
@@ -29,8 +30,17 @@ const errStamp = "cannot hash a rendered object"
 // An EncodedFn is lent the JSON of each object render stamps, as the stamp
 // hashed it: everything but the stamp, which the object carries by then.
 // The bytes are valid only during the call. A caller that sends the objects
-// as JSON need not encode them again.
-type EncodedFn func(o kube.Object, json []byte) error
+// as JSON need not encode them again. The strings of the JSON that render
+// wrote from its runtime files are in verbatim, in order, so that the
+// caller need not unescape them either.
+type EncodedFn func(o kube.Object, json []byte, verbatim []Verbatim) error
+
+// A Verbatim is a string in the JSON an EncodedFn is lent: its text, and
+// where its JSON starts and ends, quotes and all.
+type Verbatim struct {
+	At, End int
+	Text    string
+}
 
 // stamped sets AnnotationRendered on every object render returns, and lends
 // each object's JSON to lend, when it is set.
@@ -59,7 +69,8 @@ func stamp(o kube.Object, lend EncodedFn) error {
 	w := borrowHasher()
 	defer w.done()
 	h := &jsonHash{hasher: w, keep: lend != nil}
-	if err := json.NewEncoder(h).Encode(o); err != nil {
+	w.json, w.verbatim = w.json[:0], w.verbatim[:0]
+	if err := encodeJSON(h, o); err != nil {
 		return errors.Wrap(err, errStamp)
 	}
 	// A map of its own, with room for the stamp: render changes no map it
@@ -72,7 +83,15 @@ func stamp(o kube.Object, lend EncodedFn) error {
 	if lend == nil {
 		return nil
 	}
-	return lend(o, w.json)
+	return lend(o, w.json, w.verbatim)
+}
+
+// encodeJSON writes o's JSON to h as json.Marshal returns it.
+func encodeJSON(h *jsonHash, o kube.Object) error {
+	if cm, ok := o.(*corev1.ConfigMap); ok {
+		return encodeConfigMap(h, cm)
+	}
+	return json.NewEncoder(h).Encode(o)
 }
 
 // A jsonHash hashes what a json.Encoder writes but the newline Encode ends
@@ -85,12 +104,32 @@ type jsonHash struct {
 	keep bool
 }
 
+// Write takes what a json.Encoder writes: a whole value and a newline.
 func (h *jsonHash) Write(b []byte) (int, error) {
-	n := len(b)
-	b = bytes.TrimSuffix(b, []byte("\n"))
+	h.add(bytes.TrimSuffix(b, []byte("\n")))
+	return len(b), nil
+}
+
+// add hashes b, and keeps it after what was kept when asked to.
+func (h *jsonHash) add(b []byte) {
 	_, _ = h.h.Write(b)
 	if h.keep {
-		h.json = append(h.json[:0], b...)
+		h.json = append(h.json, b...)
 	}
-	return n, nil
+}
+
+// addVerbatim is add for text's JSON, b, noted as verbatim when kept.
+func (h *jsonHash) addVerbatim(b []byte, text string) {
+	if h.keep {
+		h.verbatim = append(h.verbatim, Verbatim{At: len(h.json), End: len(h.json) + len(b), Text: text})
+	}
+	h.add(b)
+}
+
+// addString is add for a string, which it does not copy to hash.
+func (h *jsonHash) addString(s string) {
+	h.write(s)
+	if h.keep {
+		h.json = append(h.json, s...)
+	}
 }
