@@ -33,16 +33,15 @@ func mustQuote(text string) []byte {
 	return b
 }
 
-// encodeConfigMap writes cm to w as encoding/json writes it, without the
-// newline an Encoder ends a value with; the runtime's files among its data
-// are written as kept in quoted. A ConfigMap's data come last but for its
-// binary data, so it is written without its data, which are then written
-// in encoding/json's order: keys sorted.
-func encodeConfigMap(w *jsonHash, cm *corev1.ConfigMap) error {
+// encodeConfigMap writes cm to h as json.Marshal returns it; the runtime's
+// files among its data are written as quotedOf keeps them. A ConfigMap's
+// data come last but for its binary data, so it is written without its
+// data, which are then written in encoding/json's order: keys sorted.
+func encodeConfigMap(h *jsonHash, cm *corev1.ConfigMap) error {
 	// Data may follow only where binary data, which would come after it,
 	// are not there to follow.
 	if len(cm.Data) == 0 || len(cm.BinaryData) > 0 {
-		return json.NewEncoder(w).Encode(cm)
+		return json.NewEncoder(h).Encode(cm)
 	}
 	bare := *cm
 	bare.Data = nil
@@ -50,21 +49,21 @@ func encodeConfigMap(w *jsonHash, cm *corev1.ConfigMap) error {
 	if err != nil {
 		return err
 	}
-	w.add(b[:len(b)-1])
-	w.add(jsonData)
+	h.add(b[:len(b)-1])
+	h.add(jsonData)
 	for i, k := range slices.Sorted(maps.Keys(cm.Data)) {
 		if i > 0 {
-			w.add(jsonComma)
+			h.add(jsonComma)
 		}
-		if err := w.quote(k); err != nil {
+		if err := h.quote(k); err != nil {
 			return err
 		}
-		w.add(jsonColon)
-		if err := w.quote(cm.Data[k]); err != nil {
+		h.add(jsonColon)
+		if err := h.quote(cm.Data[k]); err != nil {
 			return err
 		}
 	}
-	w.add(jsonClose)
+	h.add(jsonClose)
 	return nil
 }
 

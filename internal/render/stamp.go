@@ -29,10 +29,10 @@ const errStamp = "cannot hash a rendered object"
 
 // An EncodedFn is lent the JSON of each object render stamps, as the stamp
 // hashed it: everything but the stamp, which the object carries by then.
-// The bytes are valid only during the call. A caller that sends the objects
-// as JSON need not encode them again. The strings of the JSON that render
-// wrote from its runtime files are in verbatim, in order, so that the
-// caller need not unescape them either.
+// A caller that sends the objects as JSON need not encode them again. The
+// strings of the JSON that render wrote from its runtime files are in
+// verbatim, in order, so that the caller need not unescape them either. The
+// bytes and verbatim are valid only during the call.
 type EncodedFn func(o kube.Object, json []byte, verbatim []Verbatim) error
 
 // A Verbatim is a string in the JSON an EncodedFn is lent: its text, and
