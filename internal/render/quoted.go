@@ -33,16 +33,12 @@ func mustQuote(text string) []byte {
 	return b
 }
 
-// encodeConfigMap writes cm to h as json.Marshal returns it; the runtime's
-// files among its data are written as quotedOf keeps them. A ConfigMap's
-// data come last but for its binary data, so it is written without its
-// data, which are then written in encoding/json's order: keys sorted.
+// encodeConfigMap writes cm, which has data and no binary data, to h as
+// json.Marshal returns it; the runtime's files among its data are written
+// as quotedOf keeps them. A ConfigMap's data come last but for its binary
+// data, so it is written without its data, which are then written in
+// encoding/json's order: keys sorted.
 func encodeConfigMap(h *jsonHash, cm *corev1.ConfigMap) error {
-	// Data may follow only where binary data, which would come after it,
-	// are not there to follow.
-	if len(cm.Data) == 0 || len(cm.BinaryData) > 0 {
-		return json.NewEncoder(h).Encode(cm)
-	}
 	bare := *cm
 	bare.Data = nil
 	b, err := json.Marshal(&bare)

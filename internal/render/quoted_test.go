@@ -73,11 +73,11 @@ func TestEncodeConfigMap(t *testing.T) {
 			w := borrowHasher()
 			defer w.done()
 			w.json, w.verbatim = w.json[:0], w.verbatim[:0]
-			if err := encodeConfigMap(&jsonHash{hasher: w, keep: true}, tc.cm); err != nil {
+			if err := encodeJSON(&jsonHash{hasher: w, keep: true}, tc.cm); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(string(want), string(w.json)); diff != "" {
-				t.Errorf("%s\nJSON: -json.Marshal, +encodeConfigMap:\n%s", tc.reason, diff)
+				t.Errorf("%s\nJSON: -json.Marshal, +encodeJSON:\n%s", tc.reason, diff)
 			}
 			var verbatim []string
 			for _, v := range w.verbatim {

@@ -86,9 +86,11 @@ func stamp(o kube.Object, lend EncodedFn) error {
 	return lend(o, w.json, w.verbatim)
 }
 
-// encodeJSON writes o's JSON to h as json.Marshal returns it.
+// encodeJSON writes o's JSON to h as json.Marshal returns it. A ConfigMap's
+// data may be written after the rest only where binary data, which would
+// come after them, are not there to follow.
 func encodeJSON(h *jsonHash, o kube.Object) error {
-	if cm, ok := o.(*corev1.ConfigMap); ok {
+	if cm, ok := o.(*corev1.ConfigMap); ok && len(cm.Data) > 0 && len(cm.BinaryData) == 0 {
 		return encodeConfigMap(h, cm)
 	}
 	return json.NewEncoder(h).Encode(o)
