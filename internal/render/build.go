@@ -59,6 +59,14 @@ const (
 	gitSecret    = "/etc/git-secret"
 )
 
+// contextDir is the folder of the build-context volume that holds an inline
+// build's whole context. The kubelet projects a ConfigMap's top-level
+// entries as links into its ..data folder, and Kaniko copies a link as a
+// link, so files taken from the volume's root dangle in the image. Mounted
+// by subPath, the folder is resolved by the kubelet once and Kaniko reads
+// real files.
+const contextDir = "context"
+
 // fetcherUID is the user the fetch step runs as.
 const fetcherUID = 65532
 
@@ -209,13 +217,17 @@ func (b build) job(files []contextFile) (*batchv1.Job, error) {
 	}
 	cmVolume := corev1.Volume{Name: "build-context", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 		LocalObjectReference: corev1.LocalObjectReference{Name: BuildName(b.name, b.identity)},
-		Items:                items(files),
 	}}}
 	if b.spec.Source.Inline != nil {
-		// The ConfigMap is the whole context: mount it where Kaniko reads.
+		// The ConfigMap is the whole context: its one folder is mounted
+		// where Kaniko reads.
+		cmVolume.ConfigMap.Items = items(files, contextDir+"/")
 		pod.Volumes = append(pod.Volumes, cmVolume)
-		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, corev1.VolumeMount{Name: cmVolume.Name, MountPath: workspace, ReadOnly: true})
+		pod.Containers[0].VolumeMounts = append(pod.Containers[0].VolumeMounts, corev1.VolumeMount{Name: cmVolume.Name, MountPath: workspace, SubPath: contextDir, ReadOnly: true})
 	} else {
+		// The fetch scripts copy the build's own files with links
+		// dereferenced; the Job of a build under way stays as it was.
+		cmVolume.ConfigMap.Items = items(files, "")
 		// A fetcher puts the source in src/ of an empty folder and copies
 		// the build's own files next to it.
 		pod.Volumes = append(pod.Volumes, cmVolume, corev1.Volume{Name: "workspace", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("2Gi"))}}})
@@ -247,11 +259,11 @@ func (b build) job(files []contextFile) (*batchv1.Job, error) {
 	}, nil
 }
 
-// items maps ConfigMap keys to their paths in the context.
-func items(files []contextFile) []corev1.KeyToPath {
+// items maps ConfigMap keys to their paths in the volume, below dir.
+func items(files []contextFile, dir string) []corev1.KeyToPath {
 	out := make([]corev1.KeyToPath, len(files))
 	for i, f := range files {
-		out[i] = corev1.KeyToPath{Key: f.key, Path: f.path}
+		out[i] = corev1.KeyToPath{Key: f.key, Path: dir + f.path}
 	}
 	return out
 }

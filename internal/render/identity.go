@@ -108,14 +108,20 @@ func SourceIdentity(spec v1alpha1.LambdaFunctionParameters, o Observed) (string,
 
 // BuildIdentity is the identity of the image a build produces: the source
 // identity, where in the source the function is, the runtime, everything the
-// build writes (Dockerfile and wrapper), the build arguments and where the
-// image is pushed, and a rebuild token when the user asked for one. Scaling,
+// build writes (Dockerfile and wrapper), how an inline context reaches
+// Kaniko, the build arguments and where the image is pushed, and a rebuild
+// token when the user asked for one. Scaling,
 // env, eventing and resources are not part of it, so changing them never
 // rebuilds.
 func BuildIdentity(spec v1alpha1.LambdaFunctionParameters, rt Runtime, sourceIdentity, repository, rebuild string) string {
 	w := borrowHasher()
 	defer w.done()
 	w.field("source", sourceIdentity)
+	if spec.Source.Inline != nil {
+		// Inline images built before their context was mounted by subPath
+		// hold links that dangle: each such function builds once more.
+		w.field("context", contextDir)
+	}
 	if g := spec.Source.Git; g != nil {
 		w.field("git.url", g.URL)
 		w.field("git.path", string(deref(g.Path)))

@@ -100,8 +100,8 @@ var interpreter = map[v1alpha1.Language]string{
 	v1alpha1.LanguageGo:     "go",
 }
 
-// buildContext renders an inline function and writes its build context to a
-// folder exactly as the Job mounts it: every ConfigMap key at its item path.
+// buildContext renders an inline function and returns the folder of its
+// build context as Kaniko reads it in the Job.
 func buildContext(t *testing.T, lang v1alpha1.Language, dependencies string) (string, Runtime) {
 	t.Helper()
 	spec := v1alpha1.LambdaFunctionParameters{
@@ -116,22 +116,7 @@ func buildContext(t *testing.T, lang v1alpha1.Language, dependencies string) (st
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	for _, v := range out.BuildJob.Spec.Template.Spec.Volumes {
-		if v.ConfigMap == nil {
-			continue
-		}
-		for _, item := range v.ConfigMap.Items {
-			p := filepath.Join(dir, filepath.FromSlash(item.Path))
-			if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(out.BuildContext.Data[item.Key]), 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return dir, rt
+	return kanikoContext(t, out), rt
 }
 
 // A wrapperProgram is how to run one language's wrapper the way its
