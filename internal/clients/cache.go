@@ -3,6 +3,7 @@ package clients
 import (
 	"context"
 	"crypto/sha256"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,8 +16,12 @@ import (
 )
 
 const (
-	errKubeconfig = "cannot use the kubeconfig of the provider config"
-	errNewClient  = "cannot create a client for the target cluster"
+	errKubeconfig          = "cannot use the kubeconfig of the provider config"
+	errNewClient           = "cannot create a client for the target cluster"
+	errStopped             = "the client of the target cluster was stopped before it was used; trying again"
+	errFmtConnecting       = "still connecting to the target cluster at %s (an attempt may take up to %s); trying again later"
+	errFmtNamespaceTargets = "the kubeconfig Secrets of namespace %s already have %d target clusters connected or connecting, the most one namespace may; a target client nobody uses is stopped after %s"
+	errFmtNamespaceTries   = "namespace %s is already connecting to %d target clusters, the most one namespace may at once; trying again later"
 )
 
 // Bounds of the target clients a Cache keeps.
@@ -28,6 +33,22 @@ const (
 	// DefaultMaxTargets is how many target clients run at once; the least
 	// recently used one is stopped to make room.
 	DefaultMaxTargets = 64
+	// DefaultMaxTargetsPerNamespace is how many target clients the
+	// kubeconfig Secrets of one namespace may have running or being made.
+	DefaultMaxTargetsPerNamespace = 8
+	// DefaultMaxTriesPerNamespace is how many target clients of one
+	// namespace may be being made at once.
+	DefaultMaxTriesPerNamespace = 2
+	// DefaultConnectWait is how long a reconcile waits for a target client
+	// being made; the attempt goes on without it, and a later reconcile
+	// takes its client.
+	DefaultConnectWait = 3 * time.Second
+	// DefaultConnectTimeout is how long one attempt to make a target client
+	// may take: reaching the API server and filling the caches.
+	DefaultConnectTimeout = 30 * time.Second
+	// DefaultRetryAfter is how long a failed attempt's error answers every
+	// reconcile that asks, before another attempt starts.
+	DefaultRetryAfter = 10 * time.Second
 )
 
 // A Target is how the provider reaches one target cluster.
@@ -44,9 +65,9 @@ type Target struct {
 	Followed map[string]bool
 }
 
-// A NewClientFn makes a client for a target cluster whose informers run
-// until ctx is done.
-type NewClientFn func(ctx context.Context, cfg *rest.Config) (Target, error)
+// A NewClientFn makes a client for a target cluster, within ctx, whose
+// informers run until run is done.
+type NewClientFn func(ctx, run context.Context, cfg *rest.Config) (Target, error)
 
 // A Cache hands out one client per credential set. A client per reconcile
 // costs memory, CPU and discovery calls for nothing (provider-kubernetes
@@ -54,6 +75,12 @@ type NewClientFn func(ctx context.Context, cfg *rest.Config) (Target, error)
 // ever seen. So a client is stopped when the Secret it was made from
 // changes, when nobody asked for it for a while, and when more are running
 // than the cache holds.
+//
+// A target cluster is named by a team's Secret, so it may be slow or never
+// answer. A client is made outside the cache's lock, by one attempt per
+// credential set that no reconcile waits on for long, and one namespace may
+// have only so many clients and attempts: a target costs the team that
+// named it time, and nobody else anything.
 type Cache struct {
 	// local is the cluster the provider runs in.
 	local Target
@@ -69,12 +96,21 @@ type Cache struct {
 	idle time.Duration
 	max  int
 	now  func() time.Time
+	// perNamespace and triesPerNamespace bound the clients and attempts of
+	// one namespace's Secrets.
+	perNamespace, triesPerNamespace int
+	// wait, timeout and retryAfter bound an attempt: how long a reconcile
+	// waits for it, how long it may take, and how long its failure stands.
+	wait, timeout, retryAfter time.Duration
 
 	mu sync.Mutex
 	// ctx ends every target's informers when the cache stops.
 	ctx    context.Context
 	cancel context.CancelFunc
 	remote map[[sha256.Size]byte]*target
+	// tries are the attempts under way, and the failed ones for
+	// retryAfter.
+	tries map[[sha256.Size]byte]*try
 	// secrets are the credential set each Secret held when last read.
 	secrets map[string][sha256.Size]byte
 }
@@ -84,8 +120,29 @@ type target struct {
 	client   Target
 	stop     context.CancelFunc
 	lastUsed time.Time
+	// namespace of the Secret it was first made for.
+	namespace string
 	// secrets that hold its credentials.
 	secrets map[string]bool
+}
+
+// A try is one attempt to make a target client.
+type try struct {
+	namespace, host string
+	// done is closed when the attempt ended; err and failed are set then.
+	done   chan struct{}
+	err    error
+	failed time.Time
+}
+
+// ended is true once the attempt is over.
+func (t *try) ended() bool {
+	select {
+	case <-t.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // A CacheOption changes a Cache.
@@ -103,6 +160,18 @@ func WithLocalFollow(follow func() map[string]bool) CacheOption {
 	return func(c *Cache) { c.followLocal = follow }
 }
 
+// WithNamespaceLimits lets the Secrets of one namespace have at most
+// targets clients running or being made, and tries attempts at once.
+func WithNamespaceLimits(targets, tries int) CacheOption {
+	return func(c *Cache) { c.perNamespace, c.triesPerNamespace = targets, tries }
+}
+
+// WithConnect has a reconcile wait at most wait for a client being made,
+// an attempt take at most timeout, and a failed one answer for retryAfter.
+func WithConnect(wait, timeout, retryAfter time.Duration) CacheOption {
+	return func(c *Cache) { c.wait, c.timeout, c.retryAfter = wait, timeout, retryAfter }
+}
+
 // WithClock reads the time from now.
 func WithClock(now func() time.Time) CacheOption { return func(c *Cache) { c.now = now } }
 
@@ -113,8 +182,10 @@ func NewCache(local Target, newClient NewClientFn, dial source.DialContextFn, o 
 	c := &Cache{
 		local: local, newClient: newClient, dial: dial,
 		idle: DefaultIdle, max: DefaultMaxTargets, now: time.Now,
+		perNamespace: DefaultMaxTargetsPerNamespace, triesPerNamespace: DefaultMaxTriesPerNamespace,
+		wait: DefaultConnectWait, timeout: DefaultConnectTimeout, retryAfter: DefaultRetryAfter,
 		ctx: ctx, cancel: cancel,
-		remote: map[[sha256.Size]byte]*target{}, secrets: map[string][sha256.Size]byte{},
+		remote: map[[sha256.Size]byte]*target{}, tries: map[[sha256.Size]byte]*try{}, secrets: map[string][sha256.Size]byte{},
 	}
 	for _, fn := range o {
 		fn(c)
@@ -137,8 +208,10 @@ func (c *Cache) running() int {
 	return len(c.remote)
 }
 
-// For returns the client of a provider config's target cluster.
-func (c *Cache) For(cfg Config) (Target, error) {
+// For returns the client of a provider config's target cluster. A client
+// being made is waited for within ctx, and at most the cache's wait: a
+// reconcile that gives up is told to try again, and the attempt goes on.
+func (c *Cache) For(ctx context.Context, cfg Config) (Target, error) {
 	if cfg.Kubeconfig == nil {
 		c.localOnce.Do(func() {
 			if c.followLocal != nil {
@@ -149,39 +222,118 @@ func (c *Cache) For(cfg Config) (Target, error) {
 	}
 	key := sha256.Sum256(cfg.Kubeconfig)
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	now := c.now()
 	c.release(now, cfg.Secret, key)
-	if t, ok := c.remote[key]; ok {
-		t.lastUsed = now
-		t.secrets[cfg.Secret] = true
-		return t.client, nil
+	if kc, ok := c.use(now, cfg.Secret, key); ok {
+		c.mu.Unlock()
+		return kc, nil
+	}
+	t, err := c.attempt(cfg, key)
+	c.mu.Unlock()
+	if err != nil {
+		return Target{}, err
+	}
+	timer := time.NewTimer(c.wait)
+	defer timer.Stop()
+	select {
+	case <-t.done:
+	case <-timer.C:
+		return Target{}, errors.Errorf(errFmtConnecting, t.host, c.timeout)
+	case <-ctx.Done():
+		return Target{}, errors.Errorf(errFmtConnecting, t.host, c.timeout)
+	}
+	if t.err != nil {
+		return Target{}, t.err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if kc, ok := c.use(c.now(), cfg.Secret, key); ok {
+		return kc, nil
+	}
+	return Target{}, errors.New(errStopped)
+}
+
+// use returns the running client of key, as used by secret now.
+func (c *Cache) use(now time.Time, secret string, key [sha256.Size]byte) (Target, bool) {
+	t, ok := c.remote[key]
+	if !ok {
+		return Target{}, false
+	}
+	t.lastUsed = now
+	t.secrets[secret] = true
+	return t.client, true
+}
+
+// attempt returns the attempt to make key's client: the one under way or
+// failed within retryAfter, or a new one, if the namespace of cfg's Secret
+// may start one.
+func (c *Cache) attempt(cfg Config, key [sha256.Size]byte) (*try, error) {
+	if t, ok := c.tries[key]; ok {
+		return t, nil
 	}
 	rc, err := TargetConfig(cfg.Kubeconfig)
 	if err != nil {
-		return Target{}, errors.Wrap(err, errKubeconfig)
+		return nil, errors.Wrap(err, errKubeconfig)
+	}
+	ns, _, _ := strings.Cut(cfg.Secret, "/")
+	targets, tries := 0, 0
+	for _, t := range c.remote {
+		if t.namespace == ns {
+			targets++
+		}
+	}
+	for _, t := range c.tries {
+		if t.namespace == ns && !t.ended() {
+			tries++
+		}
+	}
+	switch {
+	case targets+tries >= c.perNamespace:
+		return nil, errors.Errorf(errFmtNamespaceTargets, ns, c.perNamespace, c.idle)
+	case tries >= c.triesPerNamespace:
+		return nil, errors.Errorf(errFmtNamespaceTries, ns, c.triesPerNamespace)
 	}
 	rc.Dial = c.dial
+	t := &try{namespace: ns, host: rc.Host, done: make(chan struct{})}
+	c.tries[key] = t
+	go c.make(t, rc, cfg.Secret, key)
+	return t, nil
+}
+
+// make runs one attempt to make a target client, within the cache's
+// timeout, and keeps the client it made.
+func (c *Cache) make(t *try, rc *rest.Config, secret string, key [sha256.Size]byte) {
+	ctx, cancel := context.WithTimeout(c.ctx, c.timeout)
+	defer cancel()
+	run, stop := context.WithCancel(c.ctx)
+	kc, err := c.newClient(ctx, run, rc)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defer close(t.done)
+	if err != nil {
+		stop()
+		t.err, t.failed = errors.Wrap(err, errNewClient), c.now()
+		return
+	}
+	delete(c.tries, key)
 	if len(c.remote) >= c.max {
 		c.stopLeastRecentlyUsed()
 	}
-	ctx, stop := context.WithCancel(c.ctx)
-	kc, err := c.newClient(ctx, rc)
-	if err != nil {
-		stop()
-		return Target{}, errors.Wrap(err, errNewClient)
-	}
-	c.remote[key] = &target{client: kc, stop: stop, lastUsed: now, secrets: map[string]bool{cfg.Secret: true}}
-	return kc, nil
+	c.remote[key] = &target{client: kc, stop: stop, lastUsed: c.now(), namespace: t.namespace, secrets: map[string]bool{secret: true}}
 }
 
 // release stops the clients nobody asked for within the idle time, and the
 // one a Secret held before it changed to key, unless another Secret holds
-// the same credentials.
+// the same credentials; and forgets failed attempts older than retryAfter.
 func (c *Cache) release(now time.Time, secret string, key [sha256.Size]byte) {
 	for k, t := range c.remote {
 		if now.Sub(t.lastUsed) > c.idle {
 			c.stop(k)
+		}
+	}
+	for k, t := range c.tries {
+		if t.ended() && now.Sub(t.failed) > c.retryAfter {
+			delete(c.tries, k)
 		}
 	}
 	was, ok := c.secrets[secret]

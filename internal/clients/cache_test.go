@@ -3,6 +3,8 @@ package clients
 import (
 	"context"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,49 +24,74 @@ current-context: x
 func kubeconfigFor(host string) []byte { return []byte(fmt.Sprintf(kubeconfigFmt, host)) }
 
 // A clientLog records the target clients a cache made and which of them it
-// stopped.
+// stopped. Clients of hosts in tarpit are made only once their attempt is
+// over: their servers never answer.
 type clientLog struct {
+	mu      sync.Mutex
 	made    map[string]int
 	running map[client.Client]context.Context
+	tarpit  map[string]bool
 }
 
-func newClientLog() *clientLog {
-	return &clientLog{made: map[string]int{}, running: map[client.Client]context.Context{}}
+func newClientLog(tarpit ...string) *clientLog {
+	l := &clientLog{made: map[string]int{}, running: map[client.Client]context.Context{}, tarpit: map[string]bool{}}
+	for _, h := range tarpit {
+		l.tarpit["https://"+h+":6443"] = true
+	}
+	return l
 }
 
-func (l *clientLog) newClient(ctx context.Context, cfg *rest.Config) (Target, error) {
+func (l *clientLog) newClient(ctx, run context.Context, cfg *rest.Config) (Target, error) {
+	l.mu.Lock()
 	l.made[cfg.Host]++
+	l.mu.Unlock()
+	if l.tarpit[cfg.Host] {
+		<-ctx.Done()
+		return Target{}, ctx.Err()
+	}
 	c := fake.NewClientBuilder().Build()
-	l.running[c] = ctx
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.running[c] = run
 	return Target{Client: c, Uncached: c}, nil
 }
 
-func (l *clientLog) stopped(c Target) bool { return l.running[c.Client].Err() != nil }
+func (l *clientLog) madeFor(host string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.made["https://"+host+":6443"]
+}
+
+func (l *clientLog) stopped(c Target) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.running[c.Client].Err() != nil
+}
 
 func TestCacheOneClientPerCredentials(t *testing.T) {
 	kc := fake.NewClientBuilder().Build()
 	local := Target{Client: kc, Uncached: kc}
 	l := newClientLog()
 	c := NewCache(local, l.newClient, nil)
-	if got, err := c.For(Config{}); err != nil || got.Client != local.Client {
+	if got, err := c.For(context.Background(), Config{}); err != nil || got.Client != local.Client {
 		t.Errorf("InjectedIdentity: got %v, %v; want the provider's own client", got, err)
 	}
-	a1, err := c.For(Config{Kubeconfig: kubeconfigFor("a.example.com"), Secret: "ns/a/kubeconfig"})
+	a1, err := c.For(context.Background(), Config{Kubeconfig: kubeconfigFor("a.example.com"), Secret: "ns/a/kubeconfig"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a2, _ := c.For(Config{Kubeconfig: kubeconfigFor("a.example.com"), Secret: "ns/a/kubeconfig"})
-	b, _ := c.For(Config{Kubeconfig: kubeconfigFor("b.example.com"), Secret: "ns/b/kubeconfig"})
+	a2, _ := c.For(context.Background(), Config{Kubeconfig: kubeconfigFor("a.example.com"), Secret: "ns/a/kubeconfig"})
+	b, _ := c.For(context.Background(), Config{Kubeconfig: kubeconfigFor("b.example.com"), Secret: "ns/b/kubeconfig"})
 	if a1.Client != a2.Client {
 		t.Error("the same kubeconfig got a second client; want the cached one")
 	}
 	if a1.Client == b.Client {
 		t.Error("two clusters share one client")
 	}
-	if l.made["https://a.example.com:6443"] != 1 || l.made["https://b.example.com:6443"] != 1 {
+	if l.madeFor("a.example.com") != 1 || l.madeFor("b.example.com") != 1 {
 		t.Errorf("clients made per cluster: %v; want one each", l.made)
 	}
-	if _, err := c.For(Config{Kubeconfig: []byte("not a kubeconfig: ["), Secret: "ns/c/kubeconfig"}); err == nil {
+	if _, err := c.For(context.Background(), Config{Kubeconfig: []byte("not a kubeconfig: ["), Secret: "ns/c/kubeconfig"}); err == nil {
 		t.Error("a broken kubeconfig got a client")
 	}
 }
@@ -78,7 +105,7 @@ func TestCacheReleases(t *testing.T) {
 	clock := func() time.Time { return now }
 	get := func(t *testing.T, c *Cache, host, secret string) Target {
 		t.Helper()
-		kc, err := c.For(Config{Kubeconfig: kubeconfigFor(host), Secret: secret})
+		kc, err := c.For(context.Background(), Config{Kubeconfig: kubeconfigFor(host), Secret: secret})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,6 +179,95 @@ func TestCacheReleases(t *testing.T) {
 		<-done
 		if !l.stopped(kc) {
 			t.Error("the cache stopped, but a target client's informers run on")
+		}
+	})
+}
+
+// TestCacheTarpit plays a team whose kubeconfig names a server that takes
+// connections and never answers. Before, the cache held its lock while it
+// made the client, without a deadline, so every reconcile of every team that
+// asked for any target waited behind it. Now a reconcile waits for the
+// attempt at most the cache's wait, no second attempt starts for the same
+// kubeconfig, other targets are handed out meanwhile, and the attempt ends at
+// the cache's timeout with an error that stands for retryAfter.
+func TestCacheTarpit(t *testing.T) {
+	l := newClientLog("tarpit.example.com")
+	const wait, timeout, retry = 100 * time.Millisecond, 400 * time.Millisecond, time.Hour
+	c := NewCache(Target{}, l.newClient, nil, WithConnect(wait, timeout, retry))
+	tarpit := Config{Kubeconfig: kubeconfigFor("tarpit.example.com"), Secret: "team-a/pc/kubeconfig"}
+	ctx := context.Background()
+	for range 3 {
+		start := time.Now()
+		_, err := c.For(ctx, tarpit)
+		if err == nil || !strings.Contains(err.Error(), "still connecting to the target cluster at https://tarpit.example.com:6443") {
+			t.Fatalf("For(tarpit): %v; want still connecting", err)
+		}
+		if took := time.Since(start); took > timeout {
+			t.Errorf("For(tarpit) took %s; want about the %s wait", took, wait)
+		}
+	}
+	if n := l.madeFor("tarpit.example.com"); n != 1 {
+		t.Errorf("%d attempts to connect to the tarpit; want one under way", n)
+	}
+	other := Config{Kubeconfig: kubeconfigFor("b.example.com"), Secret: "team-b/pc/kubeconfig"}
+	if _, err := c.For(ctx, other); err != nil {
+		t.Errorf("another team's target while the tarpit is being connected: %v", err)
+	}
+	time.Sleep(timeout + wait)
+	_, err := c.For(ctx, tarpit)
+	if err == nil || !strings.Contains(err.Error(), errNewClient) {
+		t.Errorf("For(tarpit) after the attempt's timeout: %v; want the attempt's failure", err)
+	}
+	if n := l.madeFor("tarpit.example.com"); n != 1 {
+		t.Errorf("%d attempts to connect to the tarpit within retryAfter; want one", n)
+	}
+}
+
+// TestCacheNamespaceLimits checks that the Secrets of one namespace can
+// have only so many target clients running or being made, and so many
+// attempts under way, while another namespace's are not held back.
+func TestCacheNamespaceLimits(t *testing.T) {
+	ctx := context.Background()
+	get := func(c *Cache, host, ns string) error {
+		_, err := c.For(ctx, Config{Kubeconfig: kubeconfigFor(host), Secret: ns + "/" + host + "/kubeconfig"})
+		return err
+	}
+	t.Run("Tries", func(t *testing.T) {
+		l := newClientLog("t1.example.com", "t2.example.com", "t3.example.com")
+		c := NewCache(Target{}, l.newClient, nil, WithConnect(200*time.Millisecond, time.Hour, time.Hour), WithNamespaceLimits(8, 2))
+		for _, h := range []string{"t1", "t2"} {
+			if err := get(c, h+".example.com", "team-a"); err == nil || !strings.Contains(err.Error(), "still connecting") {
+				t.Fatalf("%s: %v; want still connecting", h, err)
+			}
+		}
+		err := get(c, "t3.example.com", "team-a")
+		if err == nil || !strings.Contains(err.Error(), "namespace team-a is already connecting to 2 target clusters") {
+			t.Errorf("a third attempt of one namespace: %v; want refused", err)
+		}
+		if n := l.madeFor("t3.example.com"); n != 0 {
+			t.Errorf("the refused attempt dialled %d times", n)
+		}
+		if err := get(c, "b.example.com", "team-b"); err != nil {
+			t.Errorf("another namespace's target: %v", err)
+		}
+	})
+	t.Run("Targets", func(t *testing.T) {
+		l := newClientLog()
+		c := NewCache(Target{}, l.newClient, nil, WithNamespaceLimits(2, 2))
+		for _, h := range []string{"a1", "a2"} {
+			if err := get(c, h+".example.com", "team-a"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := get(c, "a3.example.com", "team-a")
+		if err == nil || !strings.Contains(err.Error(), "namespace team-a already have 2 target clusters") {
+			t.Errorf("a third target of one namespace: %v; want refused", err)
+		}
+		if err := get(c, "a1.example.com", "team-a"); err != nil {
+			t.Errorf("a target the namespace has: %v", err)
+		}
+		if err := get(c, "b.example.com", "team-b"); err != nil {
+			t.Errorf("another namespace's target: %v", err)
 		}
 	})
 }

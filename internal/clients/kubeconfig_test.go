@@ -202,7 +202,7 @@ func TestRefusedKubeconfigReachesNothing(t *testing.T) {
 			dial := source.RefusingDialer(lookup, toServer, source.Policy{Allow: tc.allow})
 			c := NewCache(Target{}, TargetClients(manager{}, Owned{}, logging.NewNopLogger()), dial)
 			defer c.cancel()
-			_, err := c.For(Config{Kubeconfig: tc.kc, Secret: "team/target/kubeconfig"})
+			_, err := c.For(context.Background(), Config{Kubeconfig: tc.kc, Secret: "team/target/kubeconfig"})
 			reached := accepted.Load() > before
 			if reached != tc.reach {
 				t.Errorf("\n%s\nthe server saw a connection: %t; want %t", tc.reason, reached, tc.reach)

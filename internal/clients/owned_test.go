@@ -131,7 +131,7 @@ func TestCacheFollowsLocalOnFirstUse(t *testing.T) {
 		t.Fatalf("the local target was followed %d times before anyone asked for it", calls)
 	}
 	for range 2 {
-		got, err := c.For(Config{})
+		got, err := c.For(context.Background(), Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,7 +43,8 @@ type Config struct {
 // Resolve reads the provider config a managed resource references. A
 // ProviderConfig is looked up in the resource's namespace and its Secret in
 // the ProviderConfig's own, so a resource can never make the provider read a
-// Secret in another namespace.
+// Secret in another namespace; it is a team's to write, so its build
+// settings may not loosen the fence (loosens).
 func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged) (Config, error) {
 	ref := mg.GetProviderConfigReference()
 	if ref == nil || ref.Name == "" {
@@ -61,6 +62,9 @@ func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged)
 		pc := &v1alpha1.ProviderConfig{}
 		if err := kube.Get(ctx, types.NamespacedName{Namespace: mg.GetNamespace(), Name: ref.Name}, pc); err != nil {
 			return Config{}, errors.Wrapf(err, errFmtGetPC, ref.Kind, ref.Name)
+		}
+		if err := loosens(pc.Name, pc.Spec.Build); err != nil {
+			return Config{}, err
 		}
 		source, secretNS, secretRef, build, eventing = pc.Spec.Credentials.Source, pc.Namespace, pc.Spec.Credentials.SecretRef, pc.Spec.Build, pc.Spec.Eventing
 	case v1alpha1.ClusterProviderConfigKind:

@@ -2,7 +2,10 @@ package clients
 
 import (
 	"context"
+	"encoding/json"
 
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cluster"
@@ -17,6 +20,9 @@ const (
 	errRunTargetCache = "cannot run the target cluster's cache"
 	errHTTPClient     = "cannot make an HTTP client for the target cluster"
 	errReach          = "cannot reach the target cluster's API server"
+	errNotKubernetes  = "the target cluster's /version is not a Kubernetes API server's version"
+	errFmtStatus      = "the server answered HTTP %d"
+	errNotSynced      = "the target cluster's API server did not answer the provider's lists before the attempt to connect ended"
 )
 
 // A Manager is the part of a controller manager target clients follow: its
@@ -32,16 +38,18 @@ type Manager interface {
 // client-go's default of 5 per second. A cluster that cannot be reached, or
 // whose address the dialer refuses, is an error at once, not informers that
 // retry in the background while every read waits.
-// The informers of owned kinds are followed as FollowOwned says. A cache
-// that stops on an error says so in log: controller-runtime's own logger
-// writes nothing without --debug.
+// The informers of owned kinds are followed as FollowOwned says, and a client
+// is returned once they are filled. A cache that stops on an error says so
+// in log: controller-runtime's own logger writes nothing without --debug.
+// Every request is bounded as a boundedTransport bounds it.
 func TargetClients(mgr Manager, owned Owned, log logging.Logger) NewClientFn {
-	return func(ctx context.Context, cfg *rest.Config) (Target, error) {
+	return func(ctx, run context.Context, cfg *rest.Config) (Target, error) {
 		s, err := kinds.TargetScheme()
 		if err != nil {
 			return Target{}, err
 		}
 		cfg.QPS, cfg.Burst = mgr.GetConfig().QPS, mgr.GetConfig().Burst
+		cfg.Wrap(boundTargets(DefaultTargetRequestTimeout, DefaultTargetResponseBytes))
 		hc, err := rest.HTTPClientFor(cfg)
 		if err != nil {
 			return Target{}, errors.Wrap(err, errHTTPClient)
@@ -50,8 +58,8 @@ func TargetClients(mgr Manager, owned Owned, log logging.Logger) NewClientFn {
 		if err != nil {
 			return Target{}, errors.Wrap(err, errHTTPClient)
 		}
-		if _, err := dc.ServerVersion(); err != nil {
-			return Target{}, errors.Wrap(err, errReach)
+		if err := reach(ctx, dc.RESTClient()); err != nil {
+			return Target{}, err
 		}
 		c, err := cluster.New(cfg, func(o *cluster.Options) {
 			o.HTTPClient = hc
@@ -62,12 +70,35 @@ func TargetClients(mgr Manager, owned Owned, log logging.Logger) NewClientFn {
 		if err != nil {
 			return Target{}, err
 		}
-		followed := FollowOwned(ctx, c.GetCache(), owned)
+		followed := FollowOwned(run, c.GetCache(), owned)
 		go func() {
-			if err := c.Start(ctx); err != nil {
+			if err := c.Start(run); err != nil {
 				log.Info(errRunTargetCache, "host", cfg.Host, "error", err)
 			}
 		}()
+		if !c.GetCache().WaitForCacheSync(ctx) {
+			return Target{}, errors.New(errNotSynced)
+		}
 		return Target{Client: c.GetClient(), Uncached: c.GetAPIReader(), Followed: followed}, nil
 	}
+}
+
+// reach checks that a Kubernetes API server answers /version. What a server
+// that is not one answered never reaches an error: a team's kubeconfig may
+// name any address the dialer allows, and its error ends up in the team's
+// conditions.
+func reach(ctx context.Context, rc rest.Interface) error {
+	raw, err := rc.Get().AbsPath("/version").Do(ctx).Raw()
+	var status kerrors.APIStatus
+	switch {
+	case errors.As(err, &status):
+		return errors.Wrap(errors.Errorf(errFmtStatus, status.Status().Code), errReach)
+	case err != nil:
+		return errors.Wrap(err, errReach)
+	}
+	v := version.Info{}
+	if json.Unmarshal(raw, &v) != nil || v.GitVersion == "" {
+		return errors.New(errNotKubernetes)
+	}
+	return nil
 }

@@ -35,15 +35,28 @@ func TestPrivateRegistry(t *testing.T) {
 		gitImage = "registry.private/mirror/git:v2.49.1"
 		mirror   = "registry.private/dockerhub"
 	)
-	update(ctx, t, c, client.ObjectKey{Namespace: ns, Name: "default"}, func(pc *v1alpha1.ProviderConfig) {
-		b := pc.Spec.Build
-		b.GitFetcherImage = ptr(gitImage)
-		b.BaseImages = []v1alpha1.BaseImage{{Language: v1alpha1.LanguagePython, Image: "registry.private/mirror/python:{version}-slim"}}
-		b.RegistryMirrors = []v1alpha1.ImageRepository{mirror}
-		b.PullSecretRefs = []v1alpha1.LocalObjectReference{{Name: "registry-pull"}}
-	})
+	// The fetcher image is the platform's choice: a ClusterProviderConfig's.
+	pc := &v1alpha1.ClusterProviderConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "private-" + ns},
+		Spec: v1alpha1.ClusterProviderConfigSpec{
+			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}},
+			Credentials:       v1alpha1.ClusterProviderCredentials{Source: v1alpha1.CredentialsSourceInjectedIdentity},
+			Build: &v1alpha1.BuildDefaults{
+				Registry:        ptr(v1alpha1.ImageRepository("registry.private/lambdas")),
+				GitFetcherImage: ptr(gitImage),
+				BaseImages:      []v1alpha1.BaseImage{{Language: v1alpha1.LanguagePython, Image: "registry.private/mirror/python:{version}-slim"}},
+				RegistryMirrors: []v1alpha1.ImageRepository{mirror},
+				PullSecretRefs:  []v1alpha1.LocalObjectReference{{Name: "registry-pull"}},
+			},
+		},
+	}
+	if err := c.Create(ctx, pc); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Delete(context.Background(), pc) })
 
 	fn := newFunction(ns, "private", "")
+	fn.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: v1alpha1.ClusterProviderConfigKind, Name: pc.Name}
 	fn.Spec.ForProvider.Source = v1alpha1.FunctionSource{Git: &v1alpha1.GitSource{URL: "https://git.lambda.test/functions.git", Ref: "main"}}
 	if err := c.Create(ctx, fn); err != nil {
 		t.Fatal(err)

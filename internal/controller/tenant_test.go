@@ -357,3 +357,73 @@ func TestBuildPodsAreFenced(t *testing.T) {
 		}
 	}
 }
+
+// TestNamespacedProviderConfigCannotLoosen plays a team that may write a
+// ProviderConfig in its namespace and uses it to loosen the build fence.
+// Before, its build block was honoured as if the platform wrote it: no
+// NetworkPolicy, metadata and kube-system reachable, an executor of its
+// own, builds for a year. Each resource must end not Synced with a message
+// naming the field and start no build; a ProviderConfig that tightens the
+// fence is honoured.
+func TestNamespacedProviderConfigCannotLoosen(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, c, ns := newScene(ctx, t, "loosen", keep)
+	cases := []struct {
+		reason, name string
+		build        v1alpha1.BuildDefaults
+		msg          string
+	}{
+		{
+			reason: "Unrestricted turns the build's NetworkPolicy off.", name: "unrestricted",
+			build: v1alpha1.BuildDefaults{Network: &v1alpha1.BuildNetwork{Policy: v1alpha1.BuildNetworkUnrestricted}},
+			msg:   "sets build.network.policy: Unrestricted",
+		},
+		{
+			reason: "An allow rule for the metadata service.", name: "metadata",
+			build: v1alpha1.BuildDefaults{Network: &v1alpha1.BuildNetwork{AllowCIDRs: []v1alpha1.CIDR{"169.254.169.254/32"}}},
+			msg:   "sets build.network.allowCIDRs",
+		},
+		{
+			reason: "kube-system's pods.", name: "kube-system",
+			build: v1alpha1.BuildDefaults{Network: &v1alpha1.BuildNetwork{AllowNamespaces: []v1alpha1.DNSLabel{"kube-system"}}},
+			msg:   "sets build.network.allowNamespaces",
+		},
+		{
+			reason: "An executor of the team's own, which runs as root.", name: "executor",
+			build: v1alpha1.BuildDefaults{ExecutorImage: ptr("attacker.example/kaniko:latest")},
+			msg:   "sets build.executorImage",
+		},
+		{
+			reason: "Builds that run for a year.", name: "forever",
+			build: v1alpha1.BuildDefaults{MaxTimeout: ptr(v1alpha1.GoDuration("8760h"))},
+			msg:   "sets build.maxTimeout",
+		},
+		{reason: "The control: a shorter maximum tightens the fence.", name: "tighter", build: v1alpha1.BuildDefaults{MaxTimeout: ptr(v1alpha1.GoDuration("10m"))}},
+	}
+	for _, tc := range cases {
+		b := tc.build
+		b.Registry = ptr(v1alpha1.ImageRepository("registry.local:5000/lambdas"))
+		fn := newFunction(ns, tc.name, "def handler(event, context):\n    return event\n")
+		fn.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: tc.name}
+		for _, o := range []client.Object{
+			&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.name}, Spec: v1alpha1.ProviderConfigSpec{
+				Credentials: v1alpha1.ProviderCredentials{Source: v1alpha1.CredentialsSourceInjectedIdentity}, Build: &b,
+			}},
+			fn,
+		} {
+			if err := c.Create(ctx, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitJobs(ctx, t, c, ns, "tighter", 1)
+	for _, tc := range cases[:len(cases)-1] {
+		t.Log(tc.reason)
+		fn := &v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.name}}
+		waitCondition(ctx, t, c, fn, xpv2.TypeSynced, corev1.ConditionFalse, xpv2.ReasonReconcileError, tc.msg)
+		if js := jobs(ctx, t, c, ns, tc.name); len(js) > 0 {
+			t.Errorf("%s started a build its ProviderConfig may not loosen the fence for", tc.name)
+		}
+	}
+}

@@ -26,6 +26,7 @@ const (
 	errFmtBadTimeout    = "build.timeout %q is not a duration"
 	errFmtLongTimeout   = "build.timeout %s is longer than the %s the provider config allows (build.maxTimeout)"
 	errFmtExecutorImage = "build.executorImage %s is not an executor the provider config allows: use one of %s (build.allowedExecutorImages)"
+	errFmtAllowDenied   = "the provider config's build.network.allowCIDRs names %s, inside %s, which builds may never reach (loopback, link-local, cloud metadata, the API server or --deny-source-cidr)"
 )
 
 // Images of the build. The Kaniko executor comes from the maintained
@@ -162,8 +163,12 @@ func (b build) meta() metav1.ObjectMeta {
 
 // allowedBuild refuses build settings the defaults do not allow: an
 // executor image the platform did not choose, or a timeout longer than its
-// maximum.
+// maximum; and defaults whose network would let builds reach what they may
+// never reach.
 func allowedBuild(s *v1alpha1.Build, d Defaults) error {
+	if err := allowedNetwork(d.Network); err != nil {
+		return err
+	}
 	if s == nil {
 		return nil
 	}

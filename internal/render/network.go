@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
+
+	"github.com/crossplane/function-sdk-go/errors"
 )
 
 // DefaultClusterCIDRs are the networks a cluster's pods, Services and API
@@ -66,8 +68,16 @@ func (b build) networkPolicy() *networkingv1.NetworkPolicy {
 			MatchLabels: map[string]string{corev1.LabelMetadataName: ns},
 		}})
 	}
+	always := slices.Concat(alwaysDenied, n.Deny)
 	for _, c := range n.AllowCIDRs {
-		allowed = append(allowed, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: c}})
+		// What builds may never reach stays out of every allow rule.
+		block := &networkingv1.IPBlock{CIDR: c}
+		for _, d := range always {
+			if within(d, c) && d != c && !slices.Contains(block.Except, d) {
+				block.Except = append(block.Except, d)
+			}
+		}
+		allowed = append(allowed, networkingv1.NetworkPolicyPeer{IPBlock: block})
 	}
 	if len(allowed) > 0 {
 		egress = append(egress, networkingv1.NetworkPolicyEgressRule{To: allowed})
@@ -85,6 +95,30 @@ func (b build) networkPolicy() *networkingv1.NetworkPolicy {
 			Egress:      egress,
 		},
 	}
+}
+
+// allowedNetwork refuses an allowCIDRs entry inside a network builds may
+// never reach: loopback, link-local, metadata, the API server and the
+// networks the provider is told to refuse.
+func allowedNetwork(n Network) error {
+	if n.Unrestricted {
+		return nil
+	}
+	for _, c := range n.AllowCIDRs {
+		for _, d := range slices.Concat(alwaysDenied, n.Deny) {
+			if within(c, d) {
+				return errors.Errorf(errFmtAllowDenied, c, d)
+			}
+		}
+	}
+	return nil
+}
+
+// within is true when CIDR a lies inside CIDR b.
+func within(a, b string) bool {
+	pa, errA := netip.ParsePrefix(a)
+	pb, errB := netip.ParsePrefix(b)
+	return errA == nil && errB == nil && pa.Addr().Is4() == pb.Addr().Is4() && pb.Bits() <= pa.Bits() && pb.Contains(pa.Addr())
 }
 
 // sameFamily is true when two CIDRs are both IPv4 or both IPv6.

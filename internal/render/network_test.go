@@ -2,6 +2,7 @@ package render
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -151,6 +152,51 @@ func TestBuildNetworkPolicyAdmits(t *testing.T) {
 	}{{"10.244.1.5", false}, {"10.96.0.1", false}, {"192.168.10.20", true}, {"172.20.0.4", true}} {
 		if got := admits(t, objs.BuildNetworkPolicy, destination{ip: d.ip, port: 443, protocol: tcp}); got != d.want {
 			t.Errorf("with the cluster's own networks named, admits(%s) = %t; want %t", d.ip, got, d.want)
+		}
+	}
+}
+
+// TestAllowRulesKeepDenied checks that an allow rule never lets builds
+// reach what they may never reach. Before, allowCIDRs were a rule of their
+// own beside the denied networks, so 0.0.0.0/0 or 169.254.169.254/32 in a
+// provider config opened metadata, the API server and --deny-source-cidr.
+func TestAllowRulesKeepDenied(t *testing.T) {
+	in := FunctionInput{
+		Namespace: "apps", Name: "hello",
+		Spec: v1alpha1.LambdaFunctionParameters{
+			Source:  v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{Code: "def handler(event, context):\n    return event\n"}},
+			Runtime: &v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguagePython)},
+		},
+		Defaults: Defaults{
+			Registry: "registry.local:5000/lambdas",
+			Network:  Network{AllowCIDRs: []string{"0.0.0.0/0", "10.0.0.0/8"}, Deny: []string{"10.96.0.1/32", "203.0.113.0/24"}},
+		},
+	}
+	objs, err := Function(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcp := corev1.ProtocolTCP
+	for _, d := range []struct {
+		reason, ip string
+		want       bool
+	}{
+		{reason: "The metadata service, inside 0.0.0.0/0.", ip: "169.254.169.254"},
+		{reason: "Loopback, inside 0.0.0.0/0.", ip: "127.0.0.1"},
+		{reason: "The API server, inside 10.0.0.0/8.", ip: "10.96.0.1"},
+		{reason: "A network the provider refuses, inside 0.0.0.0/0.", ip: "203.0.113.9"},
+		{reason: "The control: the rest of 10.0.0.0/8 is allowed.", ip: "10.20.0.5", want: true},
+	} {
+		if got := admits(t, objs.BuildNetworkPolicy, destination{ip: d.ip, port: 443, protocol: tcp}); got != d.want {
+			t.Errorf("%s\nadmits(%s) = %t; want %t", d.reason, d.ip, got, d.want)
+		}
+	}
+
+	for _, c := range []string{"169.254.169.254/32", "10.96.0.1/32", "203.0.113.128/25"} {
+		in.Defaults.Network.AllowCIDRs = []string{c}
+		_, err := Function(in)
+		if err == nil || !strings.Contains(err.Error(), "build.network.allowCIDRs names "+c) {
+			t.Errorf("allowCIDRs %s, inside a network builds may never reach: %v; want refused", c, err)
 		}
 	}
 }

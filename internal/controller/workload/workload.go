@@ -6,6 +6,7 @@ package workload
 import (
 	"context"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -121,7 +122,8 @@ type Dependencies struct {
 
 // DefaultDependencies are the provider's: target clients cached per
 // credential set, and git and S3 servers and target clusters reached only
-// through the safe dialer, which also refuses the networks in deny. Target
+// through the safe dialer, which also refuses the networks in deny, and for
+// target clusters the cluster's own networks (TargetPolicy). Target
 // clusters may be in allowTargets even where the dialer refuses them. The
 // manager's client records its writes in writes; what goes wrong outside a
 // reconcile is logged in log.
@@ -132,7 +134,7 @@ func DefaultDependencies(mgr ctrl.Manager, writes *clients.Writes, deny, allowTa
 		Configs: clients.NewSecretCache(mgr.GetClient(), clients.DefaultSecretFreshness),
 		Targets: clients.NewCache(
 			clients.Target{Client: mgr.GetClient(), Uncached: mgr.GetAPIReader()},
-			clients.TargetClients(mgr, owned, log), source.SafeDialer(source.Policy{Deny: deny, Allow: allowTargets}),
+			clients.TargetClients(mgr, owned, log), source.SafeDialer(TargetPolicy(deny, allowTargets)),
 			clients.WithLocalFollow(func() map[string]bool {
 				return clients.FollowOwned(context.Background(), mgr.GetCache(), owned)
 			})),
@@ -143,6 +145,24 @@ func DefaultDependencies(mgr ctrl.Manager, writes *clients.Writes, deny, allowTa
 		Usages:    usage.New(usage.DefaultSettle),
 		wakes:     w,
 	}
+}
+
+// clusterNetworks are the networks a cluster's pods, Services and nodes are
+// in unless its platform says otherwise: render's for builds.
+var clusterNetworks = func() []netip.Prefix {
+	p, err := source.ParseCIDRs(render.DefaultClusterCIDRs)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}()
+
+// TargetPolicy is where target clusters may be: not in deny, nor in the
+// cluster's own networks, from where the provider's requests would reach
+// its cluster's services with a team's choice of path, unless allow holds
+// them.
+func TargetPolicy(deny, allow []netip.Prefix) source.Policy {
+	return source.Policy{Deny: append(slices.Clip(deny), clusterNetworks...), Allow: allow}
 }
 
 // A connection is what one reconcile's external client works with.
@@ -198,7 +218,7 @@ func (c *connector[T]) Connect(ctx context.Context, mg T) (managed.TypedExternal
 		return nil, errors.Wrap(err, errTrackUsage)
 	}
 	cfg.Defaults.Network.Deny = c.deps.BuildDeny
-	kube, err := c.deps.Targets.For(cfg)
+	kube, err := c.deps.Targets.For(ctx, cfg)
 	if err != nil {
 		return nil, errors.Wrap(err, errTarget)
 	}
