@@ -48,7 +48,7 @@ func (p *pass) directAgent(in *v1beta1.Input) (observe.Verdict, error) {
 // address yet is left out; render says what waits for it.
 func (p *pass) forwardAddresses(e *v1alpha1.AgentEventing) (render.Observed, bool, error) {
 	done := true
-	targets, err := render.BrokerTargets(p.xr.namespace, e, func(namespace, agent string) (*v1alpha1.AgentEventing, bool, error) {
+	targets, err := render.BrokerTargets(p.xr.namespace, p.xr.name, e, func(namespace, agent string) (*v1alpha1.AgentEventing, bool, error) {
 		target, found, ok, err := p.targetAgent(namespace, agent)
 		done = done && ok
 		return target, found, err

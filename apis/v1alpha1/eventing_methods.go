@@ -26,3 +26,11 @@ func (e *AgentEventing) GetAcceptFrom() []DNSLabel {
 	}
 	return e.AcceptFrom
 }
+
+// GetForwards returns the agent's forwards, or none when e is nil.
+func (e *AgentEventing) GetForwards() []Forward {
+	if e == nil {
+		return nil
+	}
+	return e.Forwards
+}

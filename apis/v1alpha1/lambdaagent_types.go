@@ -201,6 +201,8 @@ type Forward struct {
 }
 
 // AgentEventing wires a LambdaAgent to CloudEvents.
+// +kubebuilder:validation:XValidation:rule="!has(self.forwards) || self.forwards.all(f, !has(f.target.broker) || f.target.broker != (has(self.broker) && has(self.broker.name) ? self.broker.name : 'default'))",message="a forward may not send events into the Broker the agent listens on: every event it forwards would reach it again"
+// +kubebuilder:validation:XValidation:rule="!has(self.forwards) || self.forwards.map(f, (has(f.eventTypes) ? size(f.eventTypes) : 1) * (has(f.intents) ? size(f.intents) : 1)).sum() <= 64",message="forwards render one Trigger for each event type and intent pair of each forward: at most 64 in all"
 type AgentEventing struct {
 	// Broker the agent's subscriptions and forwards listen on.
 	// +optional

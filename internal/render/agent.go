@@ -66,46 +66,98 @@ type ForwardTargets struct {
 	Refused map[string]string
 }
 
-const fmtRefused = "agent %s/%s does not exist or does not accept events from namespace %s: its eventing.acceptFrom must name it"
+const (
+	fmtRefused   = "agent %s/%s does not exist or does not accept events from namespace %s: its eventing.acceptFrom must name it"
+	fmtOwnBroker = "forward %s sends events into Broker %s, which the agent listens on: each event it forwards would reach the forward again, and two such forwards double every event at each pass"
+	fmtPingPong  = "forward %s sends events to agent %s, whose forward %s sends the same events back into Broker %s, which this agent listens on: they would go back and forth without end"
+)
 
 // BrokerTargets resolves the Brokers an agent of the namespace sends events
 // to. A target agent that does not exist has no Broker yet; its forward
 // waits. One in another namespace must accept the agent's namespace in its
 // acceptFrom, or it is refused; a missing one is refused alike, so a
-// forward cannot tell which agents another namespace has.
-func BrokerTargets(namespace string, e *v1alpha1.AgentEventing, lookup LookupAgentFn) (ForwardTargets, error) {
+// forward cannot tell which agents another namespace has. A forward into
+// the Broker the agent listens on is refused, and so is one to an agent of
+// the namespace that forwards the same events back into it: each would
+// deliver events through the shared data plane without end.
+func BrokerTargets(namespace, name string, e *v1alpha1.AgentEventing, lookup LookupAgentFn) (ForwardTargets, error) {
 	out := ForwardTargets{}
 	if e == nil {
 		return out, nil
 	}
-	out.Brokers = map[string]BrokerRef{"broker/" + BrokerName(e.Broker): {Namespace: namespace, Name: BrokerName(e.Broker)}}
+	own := BrokerRef{Namespace: namespace, Name: BrokerName(e.Broker)}
+	out.Brokers = map[string]BrokerRef{"broker/" + own.Name: own}
+	refuse := func(key, why string) {
+		if out.Refused == nil {
+			out.Refused = map[string]string{}
+		}
+		out.Refused[key] = why
+	}
 	for _, f := range e.Forwards {
 		key := ForwardTargetKey(f.Target)
 		switch t := f.Target; {
 		case t.Broker != nil:
-			out.Brokers[key] = BrokerRef{Namespace: namespace, Name: string(*t.Broker)}
+			ref := BrokerRef{Namespace: namespace, Name: string(*t.Broker)}
+			if ref == own {
+				refuse(key, fmt.Sprintf(fmtOwnBroker, f.Name, own.Name))
+				continue
+			}
+			out.Brokers[key] = ref
 		case t.Agent != nil:
 			ns := string(deref(t.Namespace))
 			if ns == "" {
 				ns = namespace
+			}
+			if ns == namespace && string(*t.Agent) == name {
+				refuse(key, fmt.Sprintf(fmtOwnBroker, f.Name, own.Name))
+				continue
 			}
 			target, found, err := lookup(ns, string(*t.Agent))
 			if err != nil {
 				return ForwardTargets{}, err
 			}
 			if ns != namespace && (!found || !slices.Contains(target.GetAcceptFrom(), v1alpha1.DNSLabel(namespace))) {
-				if out.Refused == nil {
-					out.Refused = map[string]string{}
-				}
-				out.Refused[key] = fmt.Sprintf(fmtRefused, ns, *t.Agent, namespace)
+				refuse(key, fmt.Sprintf(fmtRefused, ns, *t.Agent, namespace))
 				continue
 			}
-			if found {
-				out.Brokers[key] = BrokerRef{Namespace: ns, Name: BrokerName(target.GetBroker())}
+			if !found {
+				continue
 			}
+			ref := BrokerRef{Namespace: ns, Name: BrokerName(target.GetBroker())}
+			if ref == own {
+				refuse(key, fmt.Sprintf(fmtOwnBroker, f.Name, own.Name))
+				continue
+			}
+			if back, ok := backInto(f, target, namespace, name, own.Name); ns == namespace && ok {
+				refuse(key, fmt.Sprintf(fmtPingPong, f.Name, *t.Agent, back, own.Name))
+				continue
+			}
+			out.Brokers[key] = ref
 		}
 	}
 	return out, nil
+}
+
+// backInto names the forward of target, an agent of namespace, that sends
+// events f forwards back into Broker broker, where agent name listens.
+func backInto(f v1alpha1.Forward, target *v1alpha1.AgentEventing, namespace, name, broker string) (v1alpha1.DNSLabel, bool) {
+	for _, g := range target.GetForwards() {
+		t := g.Target
+		if ns := deref(t.Namespace); ns != "" && string(ns) != namespace {
+			continue
+		}
+		intoOwn := (t.Broker != nil && string(*t.Broker) == broker) || (t.Agent != nil && string(*t.Agent) == name)
+		if intoOwn && overlaps(f.EventTypes, g.EventTypes) && overlaps(f.Intents, g.Intents) {
+			return g.Name, true
+		}
+	}
+	return "", false
+}
+
+// overlaps is true when some value passes both selectors; a selector that
+// names nothing passes every value.
+func overlaps[T comparable](a, b []T) bool {
+	return len(a) == 0 || len(b) == 0 || slices.ContainsFunc(a, func(v T) bool { return slices.Contains(b, v) })
 }
 
 // Agent renders the objects of a LambdaAgent. Agents are kept warm: one

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -127,7 +128,7 @@ func TestForwardConsent(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := BrokerTargets("sales", &v1alpha1.AgentEventing{Forwards: []v1alpha1.Forward{tc.forward}}, lookup)
+			got, err := BrokerTargets("sales", "leads", &v1alpha1.AgentEventing{Forwards: []v1alpha1.Forward{tc.forward}}, lookup)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -241,6 +242,89 @@ func TestIntents(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, triggers); diff != "" {
 				t.Errorf("%s\nTriggers: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestForwardLoops checks that an agent of namespace sales, named leads and
+// listening on Broker default, may not forward events back into its own
+// Broker. Before, the API server admitted it and render made a Trigger that
+// sent every matching event back to where it came from: with two such
+// forwards one event became 2, 4, 8, ... deliveries through the broker every
+// namespace shares.
+func TestForwardLoops(t *testing.T) {
+	toAgent := func(name string, types ...string) v1alpha1.Forward {
+		return v1alpha1.Forward{Name: v1alpha1.DNSLabel("to-" + name), EventTypes: types, Target: v1alpha1.ForwardTarget{Agent: ptr.To(v1alpha1.DNSLabel(name))}}
+	}
+	agents := map[string]*v1alpha1.AgentEventing{
+		// An agent on the same Broker as leads.
+		"sales/twin": {},
+		// Pricing forwards lead events back to leads by name, quotes to
+		// default by Broker, and intents to leads.
+		"sales/pricing": {Broker: &v1alpha1.Broker{Name: "pricing"}, Forwards: []v1alpha1.Forward{
+			toAgent("leads", "com.example.lead"),
+			{Name: "quotes", EventTypes: []string{"com.example.quote"}, Target: v1alpha1.ForwardTarget{Broker: ptr.To(v1alpha1.DNSLabel("default"))}},
+		}},
+	}
+	lookup := func(namespace, name string) (*v1alpha1.AgentEventing, bool, error) {
+		e, ok := agents[namespace+"/"+name]
+		return e, ok, nil
+	}
+	cases := map[string]struct {
+		reason  string
+		forward v1alpha1.Forward
+		refused string
+	}{
+		"OwnBrokerByName": {
+			reason:  "A forward into the Broker the agent listens on, named.",
+			forward: v1alpha1.Forward{Name: "again", EventTypes: []string{"com.example.lead"}, Target: v1alpha1.ForwardTarget{Broker: ptr.To(v1alpha1.DNSLabel("default"))}},
+			refused: "forward again sends events into Broker default, which the agent listens on",
+		},
+		"Itself": {
+			reason:  "A forward to the agent itself.",
+			forward: toAgent("leads", "com.example.lead"),
+			refused: "forward to-leads sends events into Broker default, which the agent listens on",
+		},
+		"Twin": {
+			reason:  "A forward to another agent on the same Broker.",
+			forward: toAgent("twin", "com.example.lead"),
+			refused: "forward to-twin sends events into Broker default, which the agent listens on",
+		},
+		"PingPong": {
+			reason:  "A forward to an agent that forwards the same events back by name.",
+			forward: toAgent("pricing", "com.example.lead"),
+			refused: "forward to-pricing sends events to agent pricing, whose forward to-leads sends the same events back into Broker default",
+		},
+		"PingPongByBroker": {
+			reason:  "A forward to an agent that forwards the same events back by Broker.",
+			forward: toAgent("pricing", "com.example.quote"),
+			refused: "whose forward quotes sends the same events back into Broker default",
+		},
+		"NoOverlap": {
+			reason:  "The control: what pricing sends back is not what leads forwards to it.",
+			forward: toAgent("pricing", "com.example.order"),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := BrokerTargets("sales", "leads", &v1alpha1.AgentEventing{Forwards: []v1alpha1.Forward{tc.forward}}, lookup)
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := ForwardTargetKey(tc.forward.Target)
+			why := got.Refused[key]
+			if tc.refused == "" {
+				if why != "" {
+					t.Errorf("%s\nrefused: %s", tc.reason, why)
+				}
+				return
+			}
+			if !strings.Contains(why, tc.refused) {
+				t.Errorf("%s\nrefused: %q; want %q", tc.reason, why, tc.refused)
+			}
+			if _, ok := got.Brokers[key]; ok && key != "broker/default" {
+				t.Errorf("%s\nthe forward still has a Broker to send to", tc.reason)
 			}
 		})
 	}

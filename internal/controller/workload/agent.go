@@ -62,7 +62,7 @@ func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (ma
 // it. A Broker without an address yet is left out; render says what waits
 // for it.
 func (c *agentClient) addresses(ctx context.Context, mg *v1alpha1.LambdaAgent) (render.Observed, error) {
-	targets, err := render.BrokerTargets(mg.Namespace, mg.Spec.ForProvider.Eventing, func(namespace, agent string) (*v1alpha1.AgentEventing, bool, error) {
+	targets, err := render.BrokerTargets(mg.Namespace, mg.Name, mg.Spec.ForProvider.Eventing, func(namespace, agent string) (*v1alpha1.AgentEventing, bool, error) {
 		a := &v1alpha1.LambdaAgent{}
 		if err := c.local.Get(ctx, types.NamespacedName{Namespace: namespace, Name: agent}, a); err != nil {
 			return nil, false, errors.Wrap(client.IgnoreNotFound(err), errGetTargetAgent)
