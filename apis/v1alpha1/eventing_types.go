@@ -118,9 +118,12 @@ type Sink struct {
 	// +optional
 	Ref *SinkReference `json:"ref,omitempty"`
 
-	// URI of the sink.
+	// URI of the sink, outside the cluster or at one of its Services; not
+	// the API server, loopback, link-local or metadata addresses, which
+	// Knative's dispatchers would post failed events to. A sink of the
+	// resource's namespace is named by Ref.
 	// +optional
-	URI *HTTPURL `json:"uri,omitempty"`
+	URI *ServiceURL `json:"uri,omitempty"`
 }
 
 // A SinkReference names an addressable object in the resource's namespace.

@@ -58,9 +58,8 @@ type S3Source struct {
 	// In-cluster object stores such as http://minio.minio.svc:9000 are the
 	// common case and allowed; the cluster's API server, loopback,
 	// link-local and cloud metadata addresses are not.
-	// +kubebuilder:validation:XValidation:rule="!self.split('/')[2].split(':')[0].lowerAscii().matches('^(localhost|metadata[.]google[.]internal|kubernetes|kubernetes[.]default([.].*)?|169[.]254[.].*|127[.].*|0[.].*|100[.]100[.]100[.]200|168[.]63[.]129[.]16|[0-9]+|0x.*)$')",message="must not point at the cluster's API server, a loopback, link-local or cloud metadata address"
 	// +optional
-	Endpoint *HTTPURL `json:"endpoint,omitempty"`
+	Endpoint *ServiceURL `json:"endpoint,omitempty"`
 
 	// Bucket name.
 	// +kubebuilder:validation:MaxLength=63

@@ -40,6 +40,14 @@ type ImageDigest string
 // +kubebuilder:validation:XValidation:rule="self.matches('^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%/-]*)?$')",message="must be an http:// or https:// URL without user, query or fragment"
 type HTTPURL string
 
+// A ServiceURL is an HTTPURL the provider, Knative's dispatchers or a
+// fetcher send requests to from inside the cluster, so it may not name the
+// cluster's API server, loopback, link-local or cloud metadata addresses.
+// +kubebuilder:validation:MaxLength=2048
+// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~%/-]*)?$')",message="must be an http:// or https:// URL without user, query or fragment"
+// +kubebuilder:validation:XValidation:rule="!self.split('/')[2].split(':')[0].lowerAscii().matches('^(localhost|metadata[.]google[.]internal|kubernetes|kubernetes[.]default([.].*)?|169[.]254[.].*|127[.].*|0[.].*|100[.]100[.]100[.]200|168[.]63[.]129[.]16|[0-9]+|0x.*)$')",message="must not point at the cluster's API server, a loopback, link-local or cloud metadata address"
+type ServiceURL string
+
 // An HTTPPath is the absolute path of an HTTP request, such as /healthz,
 // without query or fragment.
 // +kubebuilder:validation:MaxLength=1024

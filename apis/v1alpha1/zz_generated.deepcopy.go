@@ -1465,7 +1465,7 @@ func (in *S3Source) DeepCopyInto(out *S3Source) {
 	*out = *in
 	if in.Endpoint != nil {
 		in, out := &in.Endpoint, &out.Endpoint
-		*out = new(HTTPURL)
+		*out = new(ServiceURL)
 		**out = **in
 	}
 	if in.Key != nil {
@@ -1570,7 +1570,7 @@ func (in *Sink) DeepCopyInto(out *Sink) {
 	}
 	if in.URI != nil {
 		in, out := &in.URI, &out.URI
-		*out = new(HTTPURL)
+		*out = new(ServiceURL)
 		**out = **in
 	}
 }

@@ -58,7 +58,7 @@ func TestEndlessSourceListing(t *testing.T) {
 	const ns = "hostile"
 	prov := startProvider(ctx, t, kubeconfig, dir)
 
-	endpoint := v1alpha1.HTTPURL("http://" + l.Addr().String())
+	endpoint := v1alpha1.ServiceURL("http://" + l.Addr().String())
 	prefix := v1alpha1.RelativePath("fns/")
 	python := v1alpha1.LanguagePython
 	fn := &v1alpha1.LambdaFunction{

@@ -140,7 +140,7 @@ func badInputs(ns string) []badInput {
 	}
 	s3 := func(bucket, key, prefix, secret string) func(*v1alpha1.LambdaFunctionParameters) {
 		return func(p *v1alpha1.LambdaFunctionParameters) {
-			src := &v1alpha1.S3Source{Endpoint: ptr(v1alpha1.HTTPURL("http://s3.lambda.test:9000")), Bucket: bucket}
+			src := &v1alpha1.S3Source{Endpoint: ptr(v1alpha1.ServiceURL("http://s3.lambda.test:9000")), Bucket: bucket}
 			if key != "" {
 				src.Key = ptr(v1alpha1.RelativePath(key))
 			}

@@ -119,7 +119,7 @@ func TestDeadLetterSinkDefault(t *testing.T) {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "default"}, pc); err != nil {
 			return err.Error()
 		}
-		pc.Spec.Eventing = &v1alpha1.EventingDefaults{DeadLetterSink: &v1alpha1.Sink{URI: ptr[v1alpha1.HTTPURL](sink)}}
+		pc.Spec.Eventing = &v1alpha1.EventingDefaults{DeadLetterSink: &v1alpha1.Sink{URI: ptr[v1alpha1.ServiceURL](sink)}}
 		return wait.ErrString(c.Update(ctx, pc))
 	})
 	fn := newImageFunction(ns, "forgetful")

@@ -99,7 +99,7 @@ func TestS3Source(t *testing.T) {
 	}
 	fn := newFunction(ns, "from-s3", "")
 	fn.Spec.ForProvider.Source = v1alpha1.FunctionSource{S3: &v1alpha1.S3Source{
-		Endpoint: ptr(v1alpha1.HTTPURL("http://s3.lambda.test:9000")),
+		Endpoint: ptr(v1alpha1.ServiceURL("http://s3.lambda.test:9000")),
 		Bucket:   "functions", Prefix: ptr(v1alpha1.RelativePath("hello/")),
 		SecretRef: &v1alpha1.LocalObjectReference{Name: "s3-creds"},
 	}}

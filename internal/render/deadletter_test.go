@@ -16,7 +16,7 @@ import (
 // sink fills in where neither a Trigger nor its workload names one, for
 // functions and agents, and never replaces one they name.
 func TestDeadLetterSinkDefault(t *testing.T) {
-	platform := &v1alpha1.Sink{URI: ptr.To[v1alpha1.HTTPURL]("http://dead-letters.platform.svc.cluster.local")}
+	platform := &v1alpha1.Sink{URI: ptr.To[v1alpha1.ServiceURL]("http://dead-letters.platform.svc.cluster.local")}
 	own := &v1alpha1.Sink{Ref: &v1alpha1.SinkReference{APIVersion: "serving.knative.dev/v1", Kind: "Service", Name: "my-dlq"}}
 	platformURI := &duckv1.Destination{URI: &apis.URL{Scheme: "http", Host: "dead-letters.platform.svc.cluster.local"}}
 	ownRef := &duckv1.Destination{Ref: &duckv1.KReference{APIVersion: "serving.knative.dev/v1", Kind: "Service", Name: "my-dlq"}}

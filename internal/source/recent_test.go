@@ -26,7 +26,7 @@ func TestRecentAsksOncePerFreshness(t *testing.T) {
 	now := time.Unix(0, 0)
 	r := NewResolver(direct())
 	r.Recent = NewRecent(30*time.Second, func() time.Time { return now })
-	src := v1alpha1.FunctionSource{S3: &v1alpha1.S3Source{Endpoint: ptr.To(v1alpha1.HTTPURL(srv.URL)), Bucket: "functions", Prefix: ptr.To(v1alpha1.RelativePath("fns/")), Region: "us-east-1"}}
+	src := v1alpha1.FunctionSource{S3: &v1alpha1.S3Source{Endpoint: ptr.To(v1alpha1.ServiceURL(srv.URL)), Bucket: "functions", Prefix: ptr.To(v1alpha1.RelativePath("fns/")), Region: "us-east-1"}}
 	resolve := func(secret map[string][]byte) {
 		t.Helper()
 		if _, err := r.Resolve(context.Background(), src, secret); err != nil {
