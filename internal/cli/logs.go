@@ -62,7 +62,7 @@ func logs(ctx context.Context, kube kubernetes.Interface, w *workload, o logsOpt
 			if prefix {
 				fmt.Fprintf(out, "[%s/%s] ", s.pod, s.container)
 			}
-			fmt.Fprintln(out, sc.Text())
+			fmt.Fprintln(out, printable(sc.Text()))
 			mu.Unlock()
 		}
 		return errors.Wrapf(sc.Err(), errStreamFmt, s.pod+"/"+s.container)

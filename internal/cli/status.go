@@ -24,7 +24,7 @@ func printStatus(out io.Writer, w *workload, now time.Time) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	s := w.status
 	line := func(label, format string, args ...any) {
-		fmt.Fprintf(tw, "%s:\t%s\n", label, fmt.Sprintf(format, args...))
+		fmt.Fprintf(tw, "%s:\t%s\n", label, printable(fmt.Sprintf(format, args...)))
 	}
 	line(w.Kind(), "%s/%s", w.Namespace(), w.Name())
 	line("Phase", "%s", orNone(string(s.Phase), "(not observed yet)"))
@@ -127,7 +127,7 @@ func printConditions(out io.Writer, conds []xpv2.Condition, now time.Time) error
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "  TYPE\tSTATUS\tREASON\tSINCE\tMESSAGE")
 	for _, c := range conds {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, c.Reason, since(c.LastTransitionTime.Time, now), orNone(firstLine(c.Message), "-"))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", c.Type, c.Status, printable(string(c.Reason)), since(c.LastTransitionTime.Time, now), orNone(printable(firstLine(c.Message)), "-"))
 	}
 	return tw.Flush()
 }

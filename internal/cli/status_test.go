@@ -82,6 +82,23 @@ func TestStatus(t *testing.T) {
 				},
 			},
 		},
+		"hostile": {
+			reason: "What a team's build printed is shown escaped: an OSC 52 clipboard write, a carriage return that would overwrite the line, a colour and a byte that is not UTF-8 reach the terminal as text.",
+			now:    t0.Add(10 * time.Minute),
+			status: v1alpha1.LambdaFunctionStatus{
+				ManagedResourceStatus: xpv2.ManagedResourceStatus{ConditionedStatus: xpv2.ConditionedStatus{Conditions: []xpv2.Condition{
+					condition(xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonBuildFailed, t0.Add(95*time.Second), "the build failed: \x1b]52;c;cm0gLXJmIH4=\x07\rReady: True"),
+					synced,
+				}}},
+				AtProvider: v1alpha1.LambdaFunctionObservation{
+					WorkloadObservation: v1alpha1.WorkloadObservation{Phase: v1alpha1.PhaseFailed, Eventing: eventing},
+					Build: &v1alpha1.BuildObservation{
+						Identity: identity, JobName: jobName, StartedAt: &started, CompletedAt: ptr.To(metav1.NewTime(t0.Add(95 * time.Second))),
+						Message: "\x1b[32mOK\x1b[0m\nforged\rPhase: Ready\n\xff\u009b",
+					},
+				},
+			},
+		},
 		"ready": {
 			reason: "A Ready function shows its image by digest, its URL, the Revision that serves and the traffic split with each tag's URL.",
 			now:    t0.Add(time.Hour),
