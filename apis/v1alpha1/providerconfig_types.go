@@ -169,8 +169,9 @@ type CIDR string
 // the team can reach.
 type BuildNetwork struct {
 	// Policy Restricted renders, with every build, a NetworkPolicy that
-	// admits no ingress and lets build pods reach DNS and the internet, the
-	// namespaces in allowNamespaces and the networks in allowCIDRs, but not
+	// admits no ingress and lets build pods reach the cluster's DNS, the
+	// internet, the namespaces in allowNamespaces and the networks in
+	// allowCIDRs, but not
 	// link-local and cloud metadata addresses, the cluster's networks, or
 	// the networks the provider is told to refuse. Unrestricted renders
 	// none; it must be chosen explicitly.
@@ -199,6 +200,15 @@ type BuildNetwork struct {
 	// +listType=set
 	// +optional
 	AllowCIDRs []CIDR `json:"allowCIDRs,omitempty"`
+
+	// DNSCIDRs are the DNS servers build pods may ask besides the cluster
+	// DNS's pods (kube-system's pods labelled k8s-app: kube-dns), such as a
+	// node-local DNS cache; port 53 of nothing else is open to them. Empty
+	// means node-local DNS's default address, 169.254.20.10/32.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=set
+	// +optional
+	DNSCIDRs []CIDR `json:"dnsCIDRs,omitempty"`
 }
 
 // ProviderCredentials of a namespaced ProviderConfig: a kubeconfig Secret in

@@ -39,6 +39,7 @@ func loosens(name string, b *v1alpha1.BuildDefaults) error {
 		field{"network.allowCIDRs", whyAllow, len(n.AllowCIDRs) > 0},
 		field{"network.allowNamespaces", whyAllow, len(n.AllowNamespaces) > 0},
 		field{"network.clusterCIDRs", whyClusterCIDRs, len(n.ClusterCIDRs) > 0},
+		field{"network.dnsCIDRs", whyAllow, len(n.DNSCIDRs) > 0},
 		field{"executorImage", whyExecutor, b.ExecutorImage != nil && *b.ExecutorImage != render.DefaultExecutorImage},
 		field{"allowedExecutorImages", whyExecutor, len(b.AllowedExecutorImages) > 0},
 		field{"gitFetcherImage", whyFetcher, b.GitFetcherImage != nil && *b.GitFetcherImage != render.GitFetcherImage},

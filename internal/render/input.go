@@ -93,6 +93,9 @@ type Network struct {
 	Deny []string
 	// AllowNamespaces and AllowCIDRs may be reached despite ClusterCIDRs.
 	AllowNamespaces, AllowCIDRs []string
+	// DNSCIDRs are DNS servers besides the cluster DNS's pods;
+	// DefaultDNSCIDRs when empty.
+	DNSCIDRs []string
 }
 
 // BuildDefaults are the Defaults of a ProviderConfig's or a function Input's
@@ -127,6 +130,7 @@ func BuildDefaults(b *v1alpha1.BuildDefaults) Defaults {
 			ClusterCIDRs:    strs(n.ClusterCIDRs),
 			AllowNamespaces: strs(n.AllowNamespaces),
 			AllowCIDRs:      strs(n.AllowCIDRs),
+			DNSCIDRs:        strs(n.DNSCIDRs),
 		}
 	}
 	if b.CacheRepo != nil {

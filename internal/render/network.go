@@ -17,6 +17,17 @@ import (
 // server are in unless the defaults name them: every private network.
 var DefaultClusterCIDRs = []string{"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "fc00::/7"}
 
+// DefaultDNSCIDRs are the DNS servers builds may ask besides the cluster
+// DNS's pods unless the defaults name others: node-local DNS's address.
+var DefaultDNSCIDRs = []string{"169.254.20.10/32"}
+
+// clusterDNS selects the cluster DNS's pods: CoreDNS or kube-dns, as
+// kubeadm, EKS, GKE and AKS label them.
+var clusterDNS = networkingv1.NetworkPolicyPeer{
+	NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: metav1.NamespaceSystem}},
+	PodSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"k8s-app": "kube-dns"}},
+}
+
 // alwaysDenied are networks no build may reach, whatever the defaults say:
 // loopback, link-local (the metadata services of most clouds among them),
 // and the cloud metadata addresses outside it.
@@ -30,9 +41,9 @@ var alwaysDenied = []string{
 var everywhere = []string{"0.0.0.0/0", "::/0"}
 
 // networkPolicy renders the NetworkPolicy of a build's pods: no ingress;
-// egress to DNS, to the internet but the denied and cluster networks, and
-// to the namespaces and networks the defaults allow. Nil when the defaults
-// say Unrestricted.
+// egress to the cluster's DNS, to the internet but the denied and cluster
+// networks, and to the namespaces and networks the defaults allow. Nil when
+// the defaults say Unrestricted.
 func (b build) networkPolicy() *networkingv1.NetworkPolicy {
 	n := b.defaults.Network
 	if n.Unrestricted {
@@ -53,13 +64,21 @@ func (b build) networkPolicy() *networkingv1.NetworkPolicy {
 		}
 		internet = append(internet, networkingv1.NetworkPolicyPeer{IPBlock: block})
 	}
+	dns := []networkingv1.NetworkPolicyPeer{clusterDNS}
+	dnsCIDRs := n.DNSCIDRs
+	if len(dnsCIDRs) == 0 {
+		dnsCIDRs = DefaultDNSCIDRs
+	}
+	for _, c := range dnsCIDRs {
+		dns = append(dns, networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: c}})
+	}
 	egress := []networkingv1.NetworkPolicyEgressRule{
-		// Port 53 anywhere: kube-dns in the cluster's network, or a
-		// node-local cache on a link-local address.
+		// Port 53 of the cluster's DNS only: of any address, it would
+		// reach metadata and other teams' pods.
 		{Ports: []networkingv1.NetworkPolicyPort{
 			{Protocol: ptr.To(corev1.ProtocolUDP), Port: ptr.To(intstr.FromInt32(53))},
 			{Protocol: ptr.To(corev1.ProtocolTCP), Port: ptr.To(intstr.FromInt32(53))},
-		}},
+		}, To: dns},
 		{To: internet},
 	}
 	var allowed []networkingv1.NetworkPolicyPeer

@@ -19,8 +19,10 @@ import (
 type destination struct {
 	ip        string
 	namespace string
-	port      int32
-	protocol  corev1.Protocol
+	// labels of the pod behind it.
+	labels   map[string]string
+	port     int32
+	protocol corev1.Protocol
 }
 
 // admits says whether a NetworkPolicy lets the pods it selects connect to
@@ -37,7 +39,7 @@ func admits(t *testing.T, p *networkingv1.NetworkPolicy, d destination) bool {
 			return true
 		}
 		for _, peer := range r.To {
-			if peerHolds(t, peer, ip, d.namespace) {
+			if peerHolds(t, peer, ip, d) {
 				return true
 			}
 		}
@@ -57,7 +59,7 @@ func portIn(ports []networkingv1.NetworkPolicyPort, d destination) bool {
 	return false
 }
 
-func peerHolds(t *testing.T, peer networkingv1.NetworkPolicyPeer, ip netip.Addr, namespace string) bool {
+func peerHolds(t *testing.T, peer networkingv1.NetworkPolicyPeer, ip netip.Addr, d destination) bool {
 	t.Helper()
 	if b := peer.IPBlock; b != nil {
 		if !netip.MustParsePrefix(b.CIDR).Contains(ip) {
@@ -70,14 +72,20 @@ func peerHolds(t *testing.T, peer networkingv1.NetworkPolicyPeer, ip netip.Addr,
 		}
 		return true
 	}
-	if peer.NamespaceSelector == nil || namespace == "" {
+	if peer.NamespaceSelector == nil || d.namespace == "" {
 		return false
 	}
-	sel, err := metav1.LabelSelectorAsSelector(peer.NamespaceSelector)
+	return selects(t, peer.NamespaceSelector, klabels.Set{corev1.LabelMetadataName: d.namespace}) &&
+		(peer.PodSelector == nil || selects(t, peer.PodSelector, d.labels))
+}
+
+func selects(t *testing.T, s *metav1.LabelSelector, l klabels.Set) bool {
+	t.Helper()
+	sel, err := metav1.LabelSelectorAsSelector(s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return sel.Matches(klabels.Set{corev1.LabelMetadataName: namespace})
+	return sel.Matches(l)
 }
 
 // TestBuildNetworkPolicyAdmits renders a build's NetworkPolicy and checks
@@ -110,6 +118,7 @@ func TestBuildNetworkPolicyAdmits(t *testing.T) {
 		t.Errorf("the NetworkPolicy admits ingress: %v, %v; want none", p.Spec.PolicyTypes, p.Spec.Ingress)
 	}
 	tcp, udp := corev1.ProtocolTCP, corev1.ProtocolUDP
+	kubeDNS := map[string]string{"k8s-app": "kube-dns"}
 	cases := map[string]struct {
 		reason string
 		d      destination
@@ -123,11 +132,15 @@ func TestBuildNetworkPolicyAdmits(t *testing.T) {
 		"Denied":          {reason: "A network the provider is told to refuse.", d: destination{ip: "203.0.113.7", port: 443, protocol: tcp}},
 		"Internet":        {reason: "A package index on the internet.", d: destination{ip: "151.101.0.223", port: 443, protocol: tcp}, want: true},
 		"InternetV6":      {reason: "A package index over IPv6.", d: destination{ip: "2a04:4e42::223", port: 443, protocol: tcp}, want: true},
-		"KubeDNS":         {reason: "Cluster DNS.", d: destination{ip: "10.96.0.10", port: 53, protocol: udp}, want: true},
+		"KubeDNS":         {reason: "Cluster DNS.", d: destination{ip: "10.244.0.3", namespace: "kube-system", labels: kubeDNS, port: 53, protocol: udp}, want: true},
+		"KubeDNSOverTCP":  {reason: "Cluster DNS over TCP.", d: destination{ip: "10.244.0.3", namespace: "kube-system", labels: kubeDNS, port: 53, protocol: tcp}, want: true},
+		"OtherSystemPod":  {reason: "Port 53 of another kube-system pod.", d: destination{ip: "10.244.0.9", namespace: "kube-system", labels: map[string]string{"k8s-app": "metrics-server"}, port: 53, protocol: udp}},
+		"AnotherTeams53":  {reason: "Port 53 of another team's pod, which was open anywhere before.", d: destination{ip: "10.244.1.5", namespace: "payments", port: 53, protocol: udp}},
+		"MetadataDNS":     {reason: "Port 53 of the metadata address, which was open anywhere before.", d: destination{ip: "169.254.169.254", port: 53, protocol: udp}},
 		"NodeLocalDNS":    {reason: "A node-local DNS cache on a link-local address.", d: destination{ip: "169.254.20.10", port: 53, protocol: udp}, want: true},
 		"Registry":        {reason: "The in-cluster registry the provider config allows.", d: destination{ip: "10.244.2.9", namespace: "registry", port: 5000, protocol: tcp}, want: true},
 		"MinIO":           {reason: "The in-cluster MinIO the provider config allows.", d: destination{ip: "10.244.3.4", namespace: "minio", port: 9000, protocol: tcp}, want: true},
-		"MetadataOnDNS53": {reason: "Port 53 is open everywhere, for DNS; metadata serves on 80.", d: destination{ip: "169.254.169.254", port: 80, protocol: udp}},
+		"MetadataOnDNS53": {reason: "Port 80 of metadata over UDP neither.", d: destination{ip: "169.254.169.254", port: 80, protocol: udp}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
