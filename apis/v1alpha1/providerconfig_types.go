@@ -171,10 +171,9 @@ type BuildNetwork struct {
 	// Policy Restricted renders, with every build, a NetworkPolicy that
 	// admits no ingress and lets build pods reach the cluster's DNS, the
 	// internet, the namespaces in allowNamespaces and the networks in
-	// allowCIDRs, but not
-	// link-local and cloud metadata addresses, the cluster's networks, or
-	// the networks the provider is told to refuse. Unrestricted renders
-	// none; it must be chosen explicitly.
+	// allowCIDRs, but not link-local and cloud metadata addresses, the
+	// cluster's networks, or the networks the provider is told to refuse.
+	// Unrestricted renders none; it must be chosen explicitly.
 	// +kubebuilder:default=Restricted
 	// +optional
 	Policy BuildNetworkPolicy `json:"policy,omitempty"`

@@ -151,9 +151,11 @@ type WorkloadMetadata struct {
 	Visibility *Visibility `json:"visibility,omitempty"`
 
 	// Labels added to the workload. Keys under knative.dev, serving.knative.dev
-	// and lambda.m.crossplane.io are reserved.
+	// and lambda.m.crossplane.io are reserved, and so is
+	// app.kubernetes.io/managed-by: the provider caches the pods that carry
+	// its value.
 	// +kubebuilder:validation:MaxProperties=64
-	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.contains('knative.dev/') && !k.startsWith('lambda.m.crossplane.io/'))",message="keys under knative.dev and lambda.m.crossplane.io are reserved"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, !k.contains('knative.dev/') && !k.startsWith('lambda.m.crossplane.io/') && k != 'app.kubernetes.io/managed-by')",message="keys under knative.dev and lambda.m.crossplane.io, and app.kubernetes.io/managed-by, are reserved"
 	// +optional
 	Labels map[string]string `json:"labels,omitempty"`
 
