@@ -88,21 +88,23 @@ func selects(t *testing.T, s *metav1.LabelSelector, l klabels.Set) bool {
 	return sel.Matches(l)
 }
 
-// TestBuildNetworkPolicyAdmits renders a build's NetworkPolicy and checks
-// which destinations it admits. Before, build pods, which run the team's
-// package scripts as root, could reach all of them.
-func TestBuildNetworkPolicyAdmits(t *testing.T) {
-	in := FunctionInput{
+// inlineBuild is an inline Python function built under n.
+func inlineBuild(n Network) FunctionInput {
+	return FunctionInput{
 		Namespace: "apps", Name: "hello",
 		Spec: v1alpha1.LambdaFunctionParameters{
 			Source:  v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{Code: "def handler(event, context):\n    return event\n"}},
 			Runtime: &v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguagePython)},
 		},
-		Defaults: Defaults{
-			Registry: "registry.registry.svc:5000/lambdas",
-			Network:  Network{AllowNamespaces: []string{"registry", "minio"}, Deny: []string{"203.0.113.0/24"}},
-		},
+		Defaults: Defaults{Registry: "registry.registry.svc:5000/lambdas", Network: n},
 	}
+}
+
+// TestBuildNetworkPolicyAdmits renders a build's NetworkPolicy and checks
+// which destinations it admits. Before, build pods, which run the team's
+// package scripts as root, could reach all of them.
+func TestBuildNetworkPolicyAdmits(t *testing.T) {
+	in := inlineBuild(Network{AllowNamespaces: []string{"registry", "minio"}, Deny: []string{"203.0.113.0/24"}})
 	objs, err := Function(in)
 	if err != nil {
 		t.Fatal(err)
@@ -174,17 +176,7 @@ func TestBuildNetworkPolicyAdmits(t *testing.T) {
 // own beside the denied networks, so 0.0.0.0/0 or 169.254.169.254/32 in a
 // provider config opened metadata, the API server and --deny-source-cidr.
 func TestAllowRulesKeepDenied(t *testing.T) {
-	in := FunctionInput{
-		Namespace: "apps", Name: "hello",
-		Spec: v1alpha1.LambdaFunctionParameters{
-			Source:  v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{Code: "def handler(event, context):\n    return event\n"}},
-			Runtime: &v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguagePython)},
-		},
-		Defaults: Defaults{
-			Registry: "registry.local:5000/lambdas",
-			Network:  Network{AllowCIDRs: []string{"0.0.0.0/0", "10.0.0.0/8"}, Deny: []string{"10.96.0.1/32", "203.0.113.0/24"}},
-		},
-	}
+	in := inlineBuild(Network{AllowCIDRs: []string{"0.0.0.0/0", "10.0.0.0/8"}, Deny: []string{"10.96.0.1/32", "203.0.113.0/24"}})
 	objs, err := Function(in)
 	if err != nil {
 		t.Fatal(err)
