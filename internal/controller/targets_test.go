@@ -46,23 +46,7 @@ func TestTarpitStallsNoOtherTeam(t *testing.T) {
 	before := timeToService("before")
 
 	team := testkit.Namespace(ctx, t, c, "tarpit-team-", "")
-	kubeconfig := `apiVersion: v1
-kind: Config
-clusters: [{name: target, cluster: {server: "` + tarpit.URL + `", insecure-skip-tls-verify: true}}]
-users: [{name: team, user: {token: t}}]
-contexts: [{name: target, context: {cluster: target, user: team}}]
-current-context: target
-`
-	for _, o := range []client.Object{
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "tarpit"}, StringData: map[string]string{"kubeconfig": kubeconfig}},
-		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "tarpit"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{
-			Source: v1alpha1.CredentialsSourceSecret, SecretRef: &v1alpha1.KeySelector{Name: "tarpit", Key: "kubeconfig"},
-		}}},
-	} {
-		if err := c.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	createTargetConfig(ctx, t, c, team, "tarpit", targetKubeconfig(tarpit.URL, "token: t"))
 	fns := make([]*v1alpha1.LambdaFunction, 3)
 	for i := range fns {
 		fns[i] = testkit.ImageFunction(team, "stalled-"+string(rune('a'+i)))
@@ -77,4 +61,32 @@ current-context: target
 
 	during := timeToService("during")
 	t.Logf("another team's function reached its Service in %s without the tarpit, %s with it", before.Round(time.Millisecond), during.Round(time.Millisecond))
+}
+
+// targetKubeconfig is a kubeconfig a team could write for a server of its
+// own, with user's inline credentials.
+func targetKubeconfig(server, user string) string {
+	return `apiVersion: v1
+kind: Config
+clusters: [{name: target, cluster: {server: "` + server + `", insecure-skip-tls-verify: true}}]
+users: [{name: team, user: {` + user + `}}]
+contexts: [{name: target, context: {cluster: target, user: team}}]
+current-context: target
+`
+}
+
+// createTargetConfig creates a ProviderConfig named name in ns that
+// targets the cluster of kubeconfig, held in a Secret of the same name.
+func createTargetConfig(ctx context.Context, t *testing.T, c client.Client, ns, name, kubeconfig string) {
+	t.Helper()
+	for _, o := range []client.Object{
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, StringData: map[string]string{"kubeconfig": kubeconfig}},
+		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{
+			Source: v1alpha1.CredentialsSourceSecret, SecretRef: &v1alpha1.KeySelector{Name: name, Key: "kubeconfig"},
+		}}},
+	} {
+		if err := c.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -58,15 +58,7 @@ func TestKubeconfigRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	const inlineToken = "planted-7f3a9c41e2b84d06"
-	kubeconfig := func(user string) string {
-		return `apiVersion: v1
-kind: Config
-clusters: [{name: target, cluster: {server: "` + srv.URL + `", insecure-skip-tls-verify: true}}]
-users: [{name: team, user: {` + user + `}}]
-contexts: [{name: target, context: {cluster: target, user: team}}]
-current-context: target
-`
-	}
+	kubeconfig := func(user string) string { return targetKubeconfig(srv.URL, user) }
 	cases := []struct {
 		reason, name, kubeconfig, msg string
 	}{
@@ -91,18 +83,11 @@ current-context: target
 	c := p.kube
 	ns := testkit.Namespace(ctx, t, c, "kubeconfig-", "")
 	for _, tc := range cases {
+		createTargetConfig(ctx, t, c, ns, tc.name, tc.kubeconfig)
 		fn := newFunction(ns, tc.name, "def handler(event, context):\n    return event\n")
 		fn.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: tc.name}
-		for _, o := range []client.Object{
-			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.name}, StringData: map[string]string{"kubeconfig": tc.kubeconfig}},
-			&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.name}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{
-				Source: v1alpha1.CredentialsSourceSecret, SecretRef: &v1alpha1.KeySelector{Name: tc.name, Key: "kubeconfig"},
-			}}},
-			fn,
-		} {
-			if err := c.Create(ctx, o); err != nil {
-				t.Fatal(err)
-			}
+		if err := c.Create(ctx, fn); err != nil {
+			t.Fatal(err)
 		}
 	}
 	for _, tc := range cases {
