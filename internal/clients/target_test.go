@@ -121,7 +121,11 @@ func TestTargetRequestIsBounded(t *testing.T) {
 	defer srv.Close()
 	defer close(release)
 	c := &http.Client{Transport: boundTargets(100*time.Millisecond, 1<<10)(http.DefaultTransport)}
-	resp, err := c.Get(srv.URL + "/api/v1/pods")
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/api/v1/pods", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := c.Do(req)
 	if err == nil {
 		_ = resp.Body.Close()
 	}

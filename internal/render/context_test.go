@@ -24,10 +24,10 @@ func projectConfigMap(t *testing.T, dir string, cm *corev1.ConfigMap, items []co
 			t.Fatalf("the volume projects key %q, which ConfigMap %s does not hold", it.Key, cm.Name)
 		}
 		file := filepath.Join(dir, payload, it.Path)
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(file), 0o750); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(file, []byte(content), 0o644); err != nil {
+		if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -77,7 +77,7 @@ func kanikoContext(t *testing.T, o *Objects) string {
 	volumes := map[string]string{}
 	for _, v := range pod.Volumes {
 		dir := filepath.Join(root, "volumes", v.Name)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
 			t.Fatal(err)
 		}
 		if v.ConfigMap != nil {
@@ -103,10 +103,10 @@ func kanikoContext(t *testing.T, o *Objects) string {
 				t.Fatalf("init container %s does not copy the build's files with %q", c.Name, script)
 			}
 			dst := source(ws)
-			if err := os.MkdirAll(filepath.Join(dst, "src"), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(dst, "src"), 0o750); err != nil {
 				t.Fatal(err)
 			}
-			if out, err := exec.Command("cp", "-RL", source(m)+"/.", dst+"/").CombinedOutput(); err != nil {
+			if out, err := exec.CommandContext(t.Context(), "cp", "-RL", source(m)+"/.", dst+"/").CombinedOutput(); err != nil {
 				t.Fatalf("cp -RL: %v: %s", err, out)
 			}
 		}
