@@ -173,6 +173,7 @@ type Trigger struct {
 }
 
 // FunctionEventing wires a LambdaFunction to CloudEvents.
+// +kubebuilder:validation:XValidation:rule="!has(self.broker) || !has(self.broker.class) || self.broker.class != 'RabbitMQBroker' || !has(self.triggers) || self.triggers.all(t, has(t.filters) && 'type' in t.filters)",message="every trigger on a RabbitMQ Broker must filter by type: eventing-rabbitmq applies only attribute filters, so a trigger without one would deliver the function's own replies back to it"
 type FunctionEventing struct {
 	// Broker the triggers subscribe to.
 	// +optional

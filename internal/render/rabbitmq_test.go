@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	rmqv1alpha1 "knative.dev/eventing-rabbitmq/pkg/apis/eventing/v1alpha1"
+	"knative.dev/eventing-rabbitmq/pkg/rabbit"
+	rabbitv1beta1 "knative.dev/eventing-rabbitmq/third_party/pkg/apis/rabbitmq.com/v1beta1"
 	kneventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	fakeeventing "knative.dev/eventing/pkg/client/injection/client/fake"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
@@ -105,4 +108,74 @@ func acceptsBrokerConfig(t *testing.T, name string, b *eventingv1.Broker, cfg *u
 	if d := cmp.Diff(want, b.Spec.Config); d != "" {
 		t.Errorf("%s: Broker %s does not refer to its RabbitmqBrokerConfig (-want +got):\n%s", name, b.Name, d)
 	}
+}
+
+// TestRabbitMQSkipsReplies checks that a function's Triggers on a RabbitMQ
+// Broker never bind its own replies. eventing-rabbitmq binds a Trigger's
+// queue to the Broker's headers exchange with the Trigger's attribute filter
+// alone (its trigger reconciler ignores spec.filters, where the reply guard
+// of other Brokers lives), so the binding is made here by its own
+// NewBinding from what that reconciler passes, and matched as a headers
+// exchange with x-match all matches a message whose headers are the event's
+// attributes. Before, a Trigger without filters bound every event, the
+// function's replies too; the schema now refuses one.
+func TestRabbitMQSkipsReplies(t *testing.T) {
+	for _, tc := range goldenCases(t) {
+		b := tc.objects.Broker
+		if b == nil || b.Annotations[annotationBrokerClass] != string(v1alpha1.BrokerClassRabbitMQ) || tc.objects.Service == nil {
+			continue
+		}
+		var source string
+		for _, e := range tc.objects.Service.Spec.Template.Spec.Containers[0].Env {
+			if e.Name == EnvSource {
+				source = e.Value
+			}
+		}
+		for _, tr := range tc.objects.Triggers {
+			var attrs map[string]string
+			if tr.Spec.Filter != nil {
+				attrs = tr.Spec.Filter.Attributes
+			}
+			filters := map[string]string{rabbit.BindingKey: tr.Name}
+			maps.Copy(filters, attrs)
+			binding, err := rabbit.NewBinding(&rabbit.BindingArgs{Name: tr.Name, RabbitmqClusterReference: &rabbitv1beta1.RabbitmqClusterReference{Name: "rabbit"}, Filters: filters})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// An event the Trigger filters for, and the replies the
+			// function sends to it, which carry its extensions on.
+			event := map[string]string{"source": "/shop", "specversion": "1.0", "id": "1"}
+			maps.Copy(event, attrs)
+			if !bound(t, binding, event) {
+				t.Errorf("%s: Trigger %s does not bind the events it filters for: the test checks nothing", tc.name, tr.Name)
+			}
+			for _, suffix := range []string{".response", ".error"} {
+				reply := maps.Clone(event)
+				reply["type"], reply["source"] = event["type"]+suffix, source
+				if bound(t, binding, reply) {
+					t.Errorf("%s: Trigger %s binds the function's own %s", tc.name, tr.Name, reply["type"])
+				}
+			}
+		}
+	}
+}
+
+// bound says whether a headers exchange routes a message with headers to
+// the binding's queue: with x-match all, every argument not starting with
+// x- must equal the header of its name.
+func bound(t *testing.T, b *rabbitv1beta1.Binding, headers map[string]string) bool {
+	t.Helper()
+	args := map[string]string{}
+	if err := json.Unmarshal(b.Spec.Arguments.Raw, &args); err != nil {
+		t.Fatal(err)
+	}
+	if args["x-match"] != "all" {
+		t.Fatalf("binding %s matches %q; this test plays x-match all", b.Name, args["x-match"])
+	}
+	for k, v := range args {
+		if !strings.HasPrefix(k, "x-") && headers[k] != v {
+			return false
+		}
+	}
+	return true
 }
