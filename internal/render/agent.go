@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -95,43 +96,34 @@ func BrokerTargets(namespace, name string, e *v1alpha1.AgentEventing, lookup Loo
 	}
 	for _, f := range e.Forwards {
 		key := ForwardTargetKey(f.Target)
-		switch t := f.Target; {
-		case t.Broker != nil:
-			ref := BrokerRef{Namespace: namespace, Name: string(*t.Broker)}
-			if ref == own {
-				refuse(key, fmt.Sprintf(fmtOwnBroker, f.Name, own.Name))
-				continue
+		ref := BrokerRef{Namespace: namespace, Name: string(deref(f.Target.Broker))}
+		var target *v1alpha1.AgentEventing
+		if a := f.Target.Agent; a != nil {
+			ref.Namespace = cmp.Or(string(deref(f.Target.Namespace)), namespace)
+			if ref.Namespace == namespace && string(*a) == name {
+				// The agent itself, whether or not lookup finds it yet.
+				ref.Name = own.Name
+			} else {
+				found, ok, err := lookup(ref.Namespace, string(*a))
+				if err != nil {
+					return ForwardTargets{}, err
+				}
+				if ref.Namespace != namespace && (!ok || !slices.Contains(found.GetAcceptFrom(), v1alpha1.DNSLabel(namespace))) {
+					refuse(key, fmt.Sprintf(fmtRefused, ref.Namespace, *a, namespace))
+					continue
+				}
+				if !ok {
+					continue
+				}
+				target, ref.Name = found, BrokerName(found.GetBroker())
 			}
-			out.Brokers[key] = ref
-		case t.Agent != nil:
-			ns := string(deref(t.Namespace))
-			if ns == "" {
-				ns = namespace
-			}
-			if ns == namespace && string(*t.Agent) == name {
-				refuse(key, fmt.Sprintf(fmtOwnBroker, f.Name, own.Name))
-				continue
-			}
-			target, found, err := lookup(ns, string(*t.Agent))
-			if err != nil {
-				return ForwardTargets{}, err
-			}
-			if ns != namespace && (!found || !slices.Contains(target.GetAcceptFrom(), v1alpha1.DNSLabel(namespace))) {
-				refuse(key, fmt.Sprintf(fmtRefused, ns, *t.Agent, namespace))
-				continue
-			}
-			if !found {
-				continue
-			}
-			ref := BrokerRef{Namespace: ns, Name: BrokerName(target.GetBroker())}
-			if ref == own {
-				refuse(key, fmt.Sprintf(fmtOwnBroker, f.Name, own.Name))
-				continue
-			}
-			if back, ok := backInto(f, target, namespace, name, own.Name); ns == namespace && ok {
-				refuse(key, fmt.Sprintf(fmtPingPong, f.Name, *t.Agent, back, own.Name))
-				continue
-			}
+		}
+		switch back, loops := backInto(f, target, namespace, name, own.Name); {
+		case ref == own:
+			refuse(key, fmt.Sprintf(fmtOwnBroker, f.Name, own.Name))
+		case ref.Namespace == namespace && loops:
+			refuse(key, fmt.Sprintf(fmtPingPong, f.Name, *f.Target.Agent, back, own.Name))
+		default:
 			out.Brokers[key] = ref
 		}
 	}

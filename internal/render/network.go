@@ -87,7 +87,7 @@ func (b build) networkPolicy() *networkingv1.NetworkPolicy {
 			MatchLabels: map[string]string{corev1.LabelMetadataName: ns},
 		}})
 	}
-	always := slices.Concat(alwaysDenied, n.Deny)
+	always := n.neverReached()
 	for _, c := range n.AllowCIDRs {
 		// What builds may never reach stays out of every allow rule.
 		block := &networkingv1.IPBlock{CIDR: c}
@@ -124,13 +124,19 @@ func allowedNetwork(n Network) error {
 		return nil
 	}
 	for _, c := range n.AllowCIDRs {
-		for _, d := range slices.Concat(alwaysDenied, n.Deny) {
+		for _, d := range n.neverReached() {
 			if within(c, d) {
 				return errors.Errorf(errFmtAllowDenied, c, d)
 			}
 		}
 	}
 	return nil
+}
+
+// neverReached are the networks no rule lets builds reach: loopback,
+// link-local, metadata and the networks the provider is told to refuse.
+func (n Network) neverReached() []string {
+	return slices.Concat(alwaysDenied, n.Deny)
 }
 
 // within is true when CIDR a lies inside CIDR b.
