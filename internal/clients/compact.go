@@ -4,6 +4,7 @@ import (
 	"unique"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -14,7 +15,9 @@ import (
 )
 
 // TransformCompact keeps a cached object without its managed fields (see
-// TargetCacheOptions) and with one copy of what its objects repeat. A
+// TargetCacheOptions), a ConfigMap and a pod with only what the provider
+// reads of them (trimConfigMap, trimPod), and with one copy of what its
+// objects repeat. A
 // decoded object holds its own copy of every label key and value,
 // annotation key, finalizer, owner's kind and condition word: each
 // function's Service and LambdaFunction carry the same few dozen, at rest,
@@ -36,6 +39,12 @@ func TransformCompact() toolscache.TransformFunc {
 			// Not an object, such as the last state of one deleted while a
 			// watch was down; it is not kept.
 			return in, nil //nolint:nilerr // Passed on as it came.
+		}
+		switch t := in.(type) {
+		case *corev1.ConfigMap:
+			trimConfigMap(t)
+		case *corev1.Pod:
+			trimPod(t)
 		}
 		compactMeta(o, o.GetName())
 		switch t := in.(type) {

@@ -27,15 +27,17 @@ func ManagerCacheOptions() cache.Options {
 
 // TargetCacheOptions narrow a target cluster's cache. Build Jobs, their pods,
 // ConfigMaps, NetworkPolicies and PingSources are cached only when this
-// provider made them, not every one in the cluster. No object keeps its managed fields: observe
+// provider made them, not every one in the cluster, and of pods only
+// builds': a function's own pods are never read. No object keeps its managed fields: observe
 // compares the fields render sets, and server-side apply needs none sent;
 // and the strings objects repeat are kept once (TransformCompact).
 func TargetCacheOptions() cache.Options {
 	ours := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedBy})
+	builds := labels.SelectorFromSet(labels.Set{render.LabelManagedBy: render.ManagedBy, render.LabelComponent: render.ComponentBuild})
 	return cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
 			&batchv1.Job{}:                {Label: ours},
-			&corev1.Pod{}:                 {Label: ours},
+			&corev1.Pod{}:                 {Label: builds},
 			&corev1.ConfigMap{}:           {Label: ours},
 			&networkingv1.NetworkPolicy{}: {Label: ours},
 			&sourcesv1.PingSource{}:       {Label: ours},

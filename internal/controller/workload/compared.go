@@ -4,6 +4,7 @@ import (
 	"context"
 	"hash/maphash"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -125,10 +126,23 @@ func (d deployer) compare(desired []kube.Object, live map[string]client.Object) 
 		if !ok {
 			continue
 		}
-		if m := diff.Missing(applied(o), l); len(m) > 0 {
+		if m := diff.Missing(comparable(o), l); len(m) > 0 {
 			differences = append(differences, key+": "+m[0])
 		}
 	}
 	d.compared.found(r, fp, known && len(differences) == 0)
 	return differences
+}
+
+// comparable is what of a desired object its live copy is compared on:
+// what it applies, but a ConfigMap's data, which the cache does not keep
+// (clients.TransformCompact). A build's ConfigMap is immutable and named
+// and annotated by its build's identity, which its data is part of.
+func comparable(o client.Object) map[string]any {
+	u := applied(o)
+	if _, ok := o.(*corev1.ConfigMap); ok {
+		delete(u, "data")
+		delete(u, "binaryData")
+	}
+	return u
 }

@@ -6,11 +6,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/clients"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
@@ -151,6 +153,65 @@ func TestObserveComparesWhatChanged(t *testing.T) {
 			got := observeAfter(tc.then)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("\n%s\nobserve(...): -want objects that differ, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestCompareBuildContextByIdentity checks that a build's ConfigMap, of
+// which the cache keeps no data, is compared by the identity it is
+// annotated with.
+func TestCompareBuildContextByIdentity(t *testing.T) {
+	cases := map[string]struct {
+		reason string
+		live   func(*corev1.ConfigMap)
+		want   []string
+	}{
+		"AsCached": {
+			reason: "A build's ConfigMap as the cache keeps it, without its data, is up to date.",
+		},
+		"OtherIdentity": {
+			reason: "A ConfigMap annotated with another build's identity is not the build's.",
+			live:   func(cm *corev1.ConfigMap) { cm.Annotations[v1alpha1.Group+"/build-identity"] = "another" },
+			want:   []string{"ConfigMap/"},
+		},
+		"Mutable": {
+			reason: "What else render sets of the ConfigMap is still compared.",
+			live:   func(cm *corev1.ConfigMap) { cm.Immutable = nil },
+			want:   []string{"ConfigMap/"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			objs, err := render.Function(render.FunctionInput{
+				Namespace: "apps", Name: "hello", Spec: testkit.InlineFunction("apps", "hello", "def handler(event):\n    return event\n").Spec.ForProvider,
+				Defaults: render.Defaults{Registry: "registry.local/lambdas"},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := objs.BuildContext
+			if want == nil || len(want.Data) == 0 {
+				t.Fatal("render.Function(inline): no build ConfigMap with data")
+			}
+			cm := want.DeepCopy()
+			if _, err := clients.TransformCompact()(cm); err != nil {
+				t.Fatal(err)
+			}
+			if len(cm.Data) != 0 {
+				t.Fatalf("the cache keeps %d keys of a ConfigMap's data", len(cm.Data))
+			}
+			if tc.live != nil {
+				tc.live(cm)
+			}
+			d := deployer{kind: v1alpha1.LambdaFunctionKind, namespace: "apps", name: "hello"}
+			got := d.compare([]kube.Object{want}, map[string]client.Object{render.Key(want): cm})
+			for i := range got {
+				// Which field differs is diff's to say.
+				got[i], _, _ = strings.Cut(got[i], want.Name)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s\ncompare(): -want, +got:\n%s", tc.reason, diff)
 			}
 		})
 	}
