@@ -27,7 +27,7 @@ export KUBEBUILDER_ASSETS := $(BIN)
 export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all build vet linter lint test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers bench clean
+.PHONY: all build vet linter lint test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager node node-packages crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers bench clean
 
 all: build vet
 
@@ -57,6 +57,24 @@ controlplane:
 KCM_MOD := cluster/local/build/kube-controller-manager
 kube-controller-manager: controlplane
 	@$(GOBUILD) kube-controller-manager $(KCM_MOD) k8s.io/kubernetes/cmd/kube-controller-manager "$(KUBE_LDFLAGS)"
+
+## node: kubelet, kube-scheduler and kube-proxy, the node of the local
+## cluster, of kube-apiserver's release; built after kube-controller-manager,
+## whose packages they share.
+## The pod sandbox's image is assembled from cluster/local/cmd/pause.
+NODE_MOD := cluster/local/build/kube-node
+node: kube-controller-manager node-packages
+	@$(GOBUILD) kubelet $(NODE_MOD) k8s.io/kubernetes/cmd/kubelet "$(KUBE_LDFLAGS)"
+	@$(GOBUILD) kube-scheduler $(NODE_MOD) k8s.io/kubernetes/cmd/kube-scheduler "$(KUBE_LDFLAGS)"
+	@$(GOBUILD) kube-proxy $(NODE_MOD) k8s.io/kubernetes/cmd/kube-proxy "$(KUBE_LDFLAGS)"
+	go build -o $(BIN)/pause ./cluster/local/cmd/pause
+	go run ./cluster/images --binary=$(BIN)/pause --name=pause --arch=$(shell go env GOARCH) \
+		--tag=registry.k8s.io/pause:3.10 --out=$(BIN)/pause.tar
+
+## node-packages: containerd, runc, the CNI plugins and iptables, from
+## Debian's packages, those missing.
+node-packages:
+	@bash cluster/local/node/packages.sh
 
 ## testservers: real servers the integration tests talk to (an S3 gateway).
 testservers:
@@ -115,7 +133,7 @@ check-generated: generate
 		git status --porcelain -- $(GENERATED); exit 1; fi
 
 ## test: every test, against a real kube-apiserver and etcd.
-test: controlplane kube-controller-manager testservers crossplane xpkg
+test: controlplane kube-controller-manager node testservers crossplane xpkg
 	go test -count=1 ./...
 
 ## e2e: Crossplane core, the function and the provider as processes against

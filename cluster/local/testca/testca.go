@@ -71,13 +71,19 @@ func Parse(certPEM, keyPEM []byte) (CA, error) {
 // Issue signs a server certificate for localhost and 127.0.0.1 and returns
 // it and its key as PEM.
 func (ca CA) Issue(cn string) (certPEM, keyPEM []byte, err error) {
-	der, key, err := sign(&x509.Certificate{
+	return ca.IssueFor(x509.Certificate{
 		Subject:     pkix.Name{CommonName: cn},
 		DNSNames:    []string{"localhost"},
 		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}, ca.cert, ca.key)
+	})
+}
+
+// IssueFor signs a certificate of the subject, names and uses of tmpl and
+// returns it and its key as PEM.
+func (ca CA) IssueFor(tmpl x509.Certificate) (certPEM, keyPEM []byte, err error) {
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	der, key, err := sign(&tmpl, ca.cert, ca.key)
 	if err != nil {
 		return nil, nil, err
 	}
