@@ -27,7 +27,7 @@ export KUBEBUILDER_ASSETS := $(BIN)
 export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all build vet linter lint test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager node node-packages crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers bench clean
+.PHONY: all build vet linter lint test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager node node-packages kaniko base-images crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers bench clean
 
 all: build vet
 
@@ -61,18 +61,33 @@ kube-controller-manager: controlplane
 ## node: kubelet, kube-scheduler and kube-proxy, the node of the local
 ## cluster, of kube-apiserver's release; built after kube-controller-manager,
 ## whose packages they share.
-## The pod sandbox's image is assembled from cluster/local/cmd/pause.
+## The pod sandbox's image is assembled from cluster/local/cmd/pause; the
+## node's registry is cluster/local/cmd/registry.
 NODE_MOD := cluster/local/build/kube-node
+KANIKO_IMAGE := 10.87.0.2:5000/tools/kaniko-executor:v1.24.0
 node: kube-controller-manager node-packages
 	@$(GOBUILD) kubelet $(NODE_MOD) k8s.io/kubernetes/cmd/kubelet "$(KUBE_LDFLAGS)"
 	@$(GOBUILD) kube-scheduler $(NODE_MOD) k8s.io/kubernetes/cmd/kube-scheduler "$(KUBE_LDFLAGS)"
 	@$(GOBUILD) kube-proxy $(NODE_MOD) k8s.io/kubernetes/cmd/kube-proxy "$(KUBE_LDFLAGS)"
 	go build -o $(BIN)/pause ./cluster/local/cmd/pause
+	go build -o $(BIN)/registry ./cluster/local/cmd/registry
 	go run ./cluster/images --binary=$(BIN)/pause --name=pause --arch=$(shell go env GOARCH) \
 		--tag=registry.k8s.io/pause:3.10 --out=$(BIN)/pause.tar
 
-## node-packages: containerd, runc, the CNI plugins and iptables, from
-## Debian's packages, those missing.
+## kaniko: the Kaniko executor, as an image tarball build Jobs on the local
+## cluster run (the binary at /kaniko/executor, as root, as upstream's).
+kaniko:
+	@$(GOBUILD) kaniko-executor cluster/local/build/kaniko github.com/GoogleContainerTools/kaniko/cmd/executor
+	go run ./cluster/images --binary=$(BIN)/kaniko-executor --name=executor --dir=/kaniko --root \
+		--arch=$(shell go env GOARCH) --tag=$(KANIKO_IMAGE) --out=$(BIN)/kaniko.tar
+
+## base-images: the root file systems of the runtimes' base images, from
+## Debian's packages by debootstrap, once, into .cache/rootfs.
+base-images: node-packages
+	@bash cluster/local/node/baseimages.sh $(CACHE)/rootfs
+
+## node-packages: containerd, runc, the CNI plugins, iptables and
+## debootstrap, from Debian's packages, those missing.
 node-packages:
 	@bash cluster/local/node/packages.sh
 
@@ -133,7 +148,7 @@ check-generated: generate
 		git status --porcelain -- $(GENERATED); exit 1; fi
 
 ## test: every test, against a real kube-apiserver and etcd.
-test: controlplane kube-controller-manager node testservers crossplane xpkg
+test: controlplane kube-controller-manager node kaniko base-images testservers crossplane xpkg
 	go test -count=1 ./...
 
 ## e2e: Crossplane core, the function and the provider as processes against

@@ -60,12 +60,14 @@ func main() {
 		tag    = app.Flag("tag", "Reference the tarball names the image by.").Required().String()
 		cas    = app.Flag("ca-certificates", "The CA bundle to trust.").Default("/etc/ssl/certs/ca-certificates.crt").ExistingFile()
 		out    = app.Flag("out", "The image tarball to write.").Required().String()
+		dir    = app.Flag("dir", "Folder of the binary in the image.").Default(BinDir).String()
+		root   = app.Flag("root", "Run as root: only for a build executor, which unpacks base images over its own root.").Bool()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
-	kingpin.FatalIfError(run(*binary, *bin, *arch, *tag, *cas, *out), "images")
+	kingpin.FatalIfError(run(*binary, *bin, *arch, *tag, *cas, *out, *dir, *root), "images")
 }
 
-func run(binary, bin, arch, tag, cas, out string) error {
+func run(binary, bin, arch, tag, cas, out, dir string, root bool) error {
 	b, err := os.ReadFile(binary)
 	if err != nil {
 		return errors.Wrap(err, errReadBinary)
@@ -84,7 +86,8 @@ func run(binary, bin, arch, tag, cas, out string) error {
 	if err != nil {
 		return err
 	}
-	app, err := layer([]file{{path: path.Join(BinDir, bin)[1:], mode: 0o755, data: b}})
+	entrypoint := path.Join("/", dir, bin)
+	app, err := layer([]file{{path: entrypoint[1:], mode: 0o755, data: b}})
 	if err != nil {
 		return err
 	}
@@ -100,8 +103,11 @@ func run(binary, bin, arch, tag, cas, out string) error {
 	cfg.OS, cfg.Architecture, cfg.Created = "linux", arch, v1.Time{Time: epoch}
 	cfg.Config.User = fmt.Sprintf("%d:%d", uid, uid)
 	cfg.Config.WorkingDir = "/home/" + user
-	cfg.Config.Entrypoint = []string{path.Join(BinDir, bin)}
-	cfg.Config.Env = []string{"PATH=" + BinDir + ":/usr/bin:/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"}
+	if root {
+		cfg.Config.User, cfg.Config.WorkingDir = "0:0", "/"
+	}
+	cfg.Config.Entrypoint = []string{entrypoint}
+	cfg.Config.Env = []string{"PATH=" + path.Dir(entrypoint) + ":/usr/bin:/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"}
 	cfg.Config.Labels = map[string]string{"org.opencontainers.image.source": "https://github.com/knative-lambda/provider-knative-lambda"}
 	if img, err = mutate.ConfigFile(img, cfg); err != nil {
 		return errors.Wrap(err, errConfig)

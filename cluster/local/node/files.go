@@ -95,6 +95,7 @@ func writeFiles(dir string) (files, error) {
 		f.kubelet:    []byte(kubeletConfig(dir, f.ca)),
 		f.proxy:      []byte(proxyConfig(f.kubeconfig(dir, binProxy))),
 		filepath.Join(dir, "cni", "net.d", "10-bridge.conflist"): []byte(bridgeConfig(dir)),
+		filepath.Join(dir, "certs.d", Registry, "hosts.toml"):    []byte(registryHosts()),
 	}
 	for name, t := range tokens {
 		write[f.kubeconfig(dir, name)] = []byte(kubeconfig(f.admin.Host, ca.PEM, t))
@@ -131,7 +132,8 @@ current-context: lambda-node
 }
 
 // containerdConfig keeps containerd's files, socket and the pods' network
-// namespaces below dir, so Sweep finds all of them. Without
+// namespaces below dir, so Sweep finds all of them, and pulls from the
+// node's registry by registryHosts. Without
 // restrict_oom_score_adj no pod starts here: root lacks CAP_SYS_RESOURCE,
 // and runc may not lower a sandbox's OOM score.
 func containerdConfig(dir string) string {
@@ -144,6 +146,8 @@ state = %[2]q
   sandbox_image = %[4]q
   restrict_oom_score_adj = true
   netns_mounts_under_state_dir = true
+  [plugins."io.containerd.grpc.v1.cri".registry]
+    config_path = %[7]q
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = %[5]q
     conf_dir = %[6]q
@@ -153,7 +157,16 @@ state = %[2]q
     [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
 `, filepath.Join(dir, "containerd", "root"), filepath.Join(dir, "containerd", "state"), containerdSocket(dir),
-		pauseRef, cniPluginsPath, filepath.Join(dir, "cni", "net.d"))
+		pauseRef, cniPluginsPath, filepath.Join(dir, "cni", "net.d"), filepath.Join(dir, "certs.d"))
+}
+
+// registryHosts tells containerd to pull from the node's registry over
+// plain HTTP.
+func registryHosts() string {
+	return fmt.Sprintf(`server = "http://%[1]s"
+[host."http://%[1]s"]
+  capabilities = ["pull", "resolve", "push"]
+`, Registry)
 }
 
 func containerdSocket(dir string) string { return filepath.Join(dir, "containerd.sock") }

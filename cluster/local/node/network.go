@@ -36,7 +36,7 @@ func preflight(binDir string) (string, error) {
 	if err != nil {
 		return "", errors.Wrapf(err, errFmtMissing, binDir, hintKube)
 	}
-	for _, b := range []string{binEtcd, binAPIServer, binKCM, binScheduler, binKubelet, binProxy, PauseImage} {
+	for _, b := range []string{binEtcd, binAPIServer, binKCM, binScheduler, binKubelet, binProxy, binRegistry, PauseImage} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
 			return "", errors.Errorf(errFmtMissing, filepath.Join(bin, b), hintKube)
 		}
@@ -83,8 +83,8 @@ func freeNetworks(ctx context.Context) error {
 }
 
 // createNetwork makes the cluster's network namespace: a veth pair to the
-// host, the pods' bridge, and a route to Services through it, which
-// kube-proxy's rules take over. The namespace has no default route: nothing
+// host, the pods' bridge, a route to Services through it, which
+// kube-proxy's rules take over, and the host's route to the pods. The namespace has no default route: nothing
 // in it reaches beyond this machine.
 func createNetwork(ctx context.Context) error {
 	in := func(args ...string) []string { return append([]string{"-n", NetNS}, args...) }
@@ -100,6 +100,9 @@ func createNetwork(ctx context.Context) error {
 		in("addr", "add", bridgeIP+"/16", "dev", bridge),
 		in("link", "set", bridge, "up"),
 		in("route", "replace", ServiceCIDR, "dev", bridge, "src", bridgeIP),
+		// The host reaches pods through the node; the route goes with the
+		// host's end of the pair.
+		{"route", "add", podCIDR, "via", NodeIP, "dev", hostLink},
 	}
 	for _, s := range steps {
 		if out, err := exec.CommandContext(ctx, "ip", s...).CombinedOutput(); err != nil {

@@ -55,6 +55,9 @@ const (
 	// cgroupRoot holds every pod's cgroups, in each hierarchy.
 	cgroupRoot = "lambda-node"
 	apiPort    = 6443
+	// Registry is the node's OCI registry, over plain HTTP, which pods,
+	// containerd and the host reach.
+	Registry = NodeIP + ":5000"
 )
 
 // Binaries the project builds (make node, make controlplane,
@@ -66,6 +69,7 @@ const (
 	binScheduler = "kube-scheduler"
 	binKubelet   = "kubelet"
 	binProxy     = "kube-proxy"
+	binRegistry  = "registry"
 	// PauseImage is the tarball of the pod sandbox image (cmd/pause).
 	PauseImage = "pause.tar"
 )
@@ -148,7 +152,7 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	for _, d := range []string{"logs", "etcd", "kubelet", "cni/net.d", "cni/data", "containerd"} {
+	for _, d := range []string{"logs", "etcd", "kubelet", "cni/net.d", "cni/data", "containerd", "registry", "certs.d/" + Registry} {
 		if err := os.MkdirAll(filepath.Join(c.dir, d), 0o750); err != nil {
 			return errors.Wrapf(err, errFmtStart, "the cluster")
 		}

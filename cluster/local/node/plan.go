@@ -28,6 +28,10 @@ func (c *Cluster) plan(bin string, f files) []part {
 			},
 		},
 		{
+			name: binRegistry, bin: b(binRegistry),
+			args: []string{"--address=" + Registry, "--blobs=" + filepath.Join(c.dir, "registry")},
+		},
+		{
 			name: "containerd", bin: "containerd", args: []string{"--config=" + f.containerd},
 			ready: func(context.Context) (bool, error) {
 				_, err := os.Stat(containerdSocket(c.dir))

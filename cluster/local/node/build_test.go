@@ -1,0 +1,196 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
+)
+
+// Images the build test publishes on the node's registry: make kaniko's
+// executor, and Python 3.11 from make base-images.
+const (
+	kanikoRef = Registry + "/tools/kaniko-executor:v1.24.0"
+	pythonRef = Registry + "/library/python:3.11"
+)
+
+// TestInlinePythonServes builds the seed's inline Python with render's own
+// ConfigMap, NetworkPolicy and Job, run as they are by the real Job
+// controller, kubelet and Kaniko, pushes it to the node's registry, runs
+// the image as render's Service would, and sends it a CloudEvent. Issue 56's
+// images held links into the ConfigMap's ..data folder, which dangled: the
+// wrapper could not be found and the container crash-looped.
+func TestInlinePythonServes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	bin := binDir(t)
+	c, err := Start(ctx, Options{BinDir: bin})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := c.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	publish(ctx, t, c, filepath.Join(bin, "kaniko.tar"), kanikoRef)
+	py, err := RootFSImage(filepath.Join(bin, "..", "rootfs", "python-3.11"), []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"})
+	if err != nil {
+		t.Fatalf("%v: run make base-images", err)
+	}
+	pyTar := filepath.Join(t.TempDir(), "python.tar")
+	if err := WriteImage(py, pythonRef, pyTar); err != nil {
+		t.Fatal(err)
+	}
+	publish(ctx, t, c, pyTar, pythonRef)
+
+	s, err := kinds.TargetScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := client.New(c.Config, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := testkit.Namespace(ctx, t, kube, "functions", "")
+	fn := testkit.InlineFunction(ns, "hello-python", "def handler(event, context):\n    order = event.get(\"data\", {})\n    return {\"accepted\": order.get(\"id\")}\n")
+	fn.Spec.ForProvider.Runtime.Version = ptr.To("3.11")
+	objs, err := render.Function(render.FunctionInput{
+		Namespace: ns, Name: fn.Name, Spec: fn.Spec.ForProvider,
+		Defaults: render.Defaults{
+			Registry: Registry + "/lambdas", ExecutorImage: kanikoRef, InsecureRegistries: []string{Registry},
+			BaseImages: []v1alpha1.BaseImage{{Language: v1alpha1.LanguagePython, Image: v1alpha1.BaseImageReference(pythonRef)}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range objs.Build() {
+		if err := kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	start := time.Now()
+	job := objs.BuildJob
+	var outcome observe.BuildOutcome
+	err = poll(ctx, func(ctx context.Context) (bool, error) {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+			return false, err
+		}
+		if !observe.Finished(job) {
+			return false, nil
+		}
+		pods := &corev1.PodList{}
+		if err := kube.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{observe.LabelJobName: job.Name}); err != nil {
+			return false, err
+		}
+		outcome = observe.Build(job, pods.Items)
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the build Job did not finish: %v", err)
+	}
+	if !outcome.Done {
+		t.Fatalf("the build failed (%s): %s", outcome.Cause, outcome.Message)
+	}
+	t.Logf("Kaniko built and pushed %s in %s", outcome.Digest, time.Since(start).Round(time.Second))
+
+	built, err := objs.Built(outcome.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := built.Service.Spec.Template
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fn.Name, Labels: tmpl.Labels}, Spec: tmpl.Spec.PodSpec}
+	if err := kube.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	var crash string
+	err = poll(ctx, func(ctx context.Context) (bool, error) {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
+			return false, err
+		}
+		for _, cs := range pod.Status.ContainerStatuses {
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				crash = previousLog(ctx, t, c, pod)
+				return true, nil
+			}
+		}
+		for _, cond := range pod.Status.Conditions {
+			if cond.Type == corev1.PodReady {
+				return cond.Status == corev1.ConditionTrue, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("the function's pod is not Ready: %v", err)
+	}
+	if crash != "" {
+		t.Fatalf("the function's container exited: %s", crash)
+	}
+
+	port := tmpl.Spec.Containers[0].Ports[0].ContainerPort
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+pod.Status.PodIP+":"+strconv.Itoa(int(port))+"/", bytes.NewBufferString(`{"id": "order-1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "1", "Ce-Source": "test", "Ce-Type": "com.example.order.created", "Content-Type": "application/json"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close() //nolint:errcheck // Only read.
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"accepted": "order-1"`) && !strings.Contains(string(body), `"accepted":"order-1"`) {
+		t.Errorf("the function answered %s %q; want 200 with the handler's reply", resp.Status, body)
+	}
+}
+
+// previousLog is what the kubelet says of a container that exited, and
+// what it logged, read through the API server as kubectl logs --previous
+// does.
+func previousLog(ctx context.Context, t *corev1.ContainerStateTerminated, c *Cluster, pod *corev1.Pod) string {
+	why := fmt.Sprintf("exit code %d (%s)", t.ExitCode, t.Reason)
+	cs, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return why + ": " + err.Error()
+	}
+	log, err := cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Previous: true}).DoRaw(ctx)
+	if err != nil {
+		return why + ": " + err.Error()
+	}
+	return why + ": " + strings.TrimSpace(string(log))
+}
+
+// publish publishes an image tarball of the project's cache on the node.
+func publish(ctx context.Context, t *testing.T, c *Cluster, tarball, ref string) {
+	t.Helper()
+	if _, err := os.Stat(tarball); err != nil {
+		t.Fatalf("%v: run make kaniko", err)
+	}
+	if err := c.Publish(ctx, tarball, ref); err != nil {
+		t.Fatal(err)
+	}
+}
