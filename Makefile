@@ -62,7 +62,7 @@ kube-controller-manager: controlplane
 ## cluster, of kube-apiserver's release; built after kube-controller-manager,
 ## whose packages they share.
 ## The pod sandbox's image is assembled from cluster/local/cmd/pause; the
-## node's registry is cluster/local/cmd/registry.
+## node's registry is cluster/local/cmd/registry; the cluster DNS is CoreDNS.
 NODE_MOD := cluster/local/build/kube-node
 KANIKO_IMAGE := 10.87.0.2:5000/tools/kaniko-executor:v1.24.0
 node: kube-controller-manager node-packages
@@ -73,6 +73,9 @@ node: kube-controller-manager node-packages
 	go build -o $(BIN)/registry ./cluster/local/cmd/registry
 	go run ./cluster/images --binary=$(BIN)/pause --name=pause --arch=$(shell go env GOARCH) \
 		--tag=registry.k8s.io/pause:3.10 --out=$(BIN)/pause.tar
+	@$(GOBUILD) coredns cluster/local/build/coredns .
+	go run ./cluster/images --binary=$(BIN)/coredns --name=coredns --arch=$(shell go env GOARCH) \
+		--tag=registry.local/system/coredns:v1.13.1 --out=$(BIN)/coredns.tar
 
 ## kaniko: the Kaniko executor, as an image tarball build Jobs on the local
 ## cluster run (the binary at /kaniko/executor, as root, as upstream's).

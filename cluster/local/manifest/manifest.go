@@ -41,24 +41,34 @@ func Read(path string) ([]*unstructured.Unstructured, error) {
 		if err != nil {
 			return nil, errors.Wrapf(err, errFmtReadManifest, f)
 		}
-		docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
-		for {
-			doc, err := docs.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, errors.Wrapf(err, errFmtDecodeManifest, f)
-			}
-			u := &unstructured.Unstructured{}
-			if err := yaml.Unmarshal(doc, &u.Object); err != nil {
-				return nil, errors.Wrapf(err, errFmtDecodeManifest, f)
-			}
-			if len(u.Object) == 0 {
-				continue
-			}
+		o, err := Decode(b, f)
+		if err != nil {
+			return nil, err
+		}
+		objs = append(objs, o...)
+	}
+	return objs, nil
+}
+
+// Decode decodes every object of the YAML documents in b, read from name.
+// Empty documents are skipped.
+func Decode(b []byte, name string) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	docs := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(b)))
+	for {
+		doc, err := docs.Read()
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, errors.Wrapf(err, errFmtDecodeManifest, name)
+		}
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+			return nil, errors.Wrapf(err, errFmtDecodeManifest, name)
+		}
+		if len(u.Object) > 0 {
 			objs = append(objs, u)
 		}
 	}
-	return objs, nil
 }

@@ -43,15 +43,7 @@ func TestInlinePythonServes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	bin := binDir(t)
-	c, err := Start(ctx, Options{BinDir: bin})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := c.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
+	c := sharedCluster(t)
 	publish(ctx, t, c, filepath.Join(bin, "kaniko.tar"), kanikoRef)
 	py, err := RootFSImage(filepath.Join(bin, "..", "rootfs", "python-3.11"), []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"})
 	if err != nil {

@@ -1,8 +1,11 @@
 package node
 
 import (
+	"context"
 	"os"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -12,5 +15,44 @@ func TestMain(m *testing.M) {
 	// The tests' clients log nothing worth reading; controller-runtime
 	// would otherwise warn, with a stack, that no logger was set.
 	log.SetLogger(logr.Discard())
-	os.Exit(m.Run())
+	code := m.Run()
+	stopShared()
+	os.Exit(code)
+}
+
+// shared is the cluster the tests that only use one share: one start
+// instead of one each.
+var shared struct {
+	sync.Mutex
+	c   *Cluster
+	err error
+}
+
+// sharedCluster starts the shared cluster on first use.
+func sharedCluster(t *testing.T) *Cluster {
+	t.Helper()
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.c == nil && shared.err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		shared.c, shared.err = Start(ctx, Options{BinDir: binDir(t)})
+	}
+	if shared.err != nil {
+		t.Fatal(shared.err)
+	}
+	return shared.c
+}
+
+// stopShared stops the shared cluster, if it runs: one cluster runs on a
+// machine at a time.
+func stopShared() {
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.c != nil {
+		if err := shared.c.Stop(); err != nil {
+			shared.err = err
+		}
+		shared.c = nil
+	}
 }

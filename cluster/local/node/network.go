@@ -36,7 +36,7 @@ func preflight(binDir string) (string, error) {
 	if err != nil {
 		return "", errors.Wrapf(err, errFmtMissing, binDir, hintKube)
 	}
-	for _, b := range []string{binEtcd, binAPIServer, binKCM, binScheduler, binKubelet, binProxy, binRegistry, PauseImage} {
+	for _, b := range []string{binEtcd, binAPIServer, binKCM, binScheduler, binKubelet, binProxy, binRegistry, PauseImage, CoreDNSImage} {
 		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
 			return "", errors.Errorf(errFmtMissing, filepath.Join(bin, b), hintKube)
 		}
@@ -100,9 +100,11 @@ func createNetwork(ctx context.Context) error {
 		in("addr", "add", bridgeIP+"/16", "dev", bridge),
 		in("link", "set", bridge, "up"),
 		in("route", "replace", ServiceCIDR, "dev", bridge, "src", bridgeIP),
-		// The host reaches pods through the node; the route goes with the
+		// The host reaches pods and Services through the node, where
+		// kube-proxy's rules take the packets; the routes go with the
 		// host's end of the pair.
 		{"route", "add", podCIDR, "via", NodeIP, "dev", hostLink},
+		{"route", "add", ServiceCIDR, "via", NodeIP, "dev", hostLink},
 	}
 	for _, s := range steps {
 		if out, err := exec.CommandContext(ctx, "ip", s...).CombinedOutput(); err != nil {

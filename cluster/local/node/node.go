@@ -184,7 +184,10 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 			}
 		}
 	}
-	return errors.Wrap(poll(ctx, c.nodeReady), errNodeReady)
+	if err := poll(ctx, c.nodeReady); err != nil {
+		return errors.Wrap(err, errNodeReady)
+	}
+	return c.installAddons(ctx, bin)
 }
 
 // A part is one process of the cluster: how it is run, and what says it is

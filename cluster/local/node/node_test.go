@@ -84,6 +84,7 @@ func TestHelperCluster(t *testing.T) {
 // containers' mounts, the cgroups) and runs pods again, and that a stop
 // leaves nothing.
 func TestKilledClusterIsSwept(t *testing.T) {
+	stopShared()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	dir := DefaultDir()

@@ -1,0 +1,83 @@
+package node
+
+import (
+	"context"
+	_ "embed"
+	"path/filepath"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
+)
+
+// The images of the cluster's own add-ons, imported into containerd from
+// the tarballs make node assembles in BinDir.
+const (
+	// CoreDNSImage is the tarball of CoreDNS (cluster/local/build/coredns).
+	CoreDNSImage = "coredns.tar"
+	coreDNSRef   = "registry.local/system/coredns:v1.13.1"
+)
+
+const (
+	errFmtAddon   = "cannot install %s"
+	errFmtRollout = "%s did not become available: see kubectl -n %s describe deployment %s"
+)
+
+//go:embed manifests/coredns.yaml
+var coreDNSManifest string
+
+// An addon is a manifest the cluster applies once its node is Ready, and
+// the Deployment that says it is available.
+type addon struct {
+	name, manifest string
+	vars           map[string]string
+	deployment     client.ObjectKey
+}
+
+// addons are what every cluster runs besides its processes.
+func addons() []addon {
+	return []addon{{
+		name: "CoreDNS", manifest: coreDNSManifest,
+		vars:       map[string]string{"COREDNS_IMAGE": coreDNSRef, "CLUSTER_DNS": DNSIP},
+		deployment: client.ObjectKey{Namespace: "kube-system", Name: "coredns"},
+	}}
+}
+
+// installAddons imports the add-ons' images, applies their manifests and
+// waits until each is available.
+func (c *Cluster) installAddons(ctx context.Context, bin string) error {
+	if err := c.importImage(ctx, filepath.Join(bin, CoreDNSImage)); err != nil {
+		return err
+	}
+	kube, err := client.New(c.Config, client.Options{})
+	if err != nil {
+		return errors.Wrapf(err, errFmtAddon, "the add-ons")
+	}
+	for _, a := range addons() {
+		text := a.manifest
+		for k, v := range a.vars {
+			text = strings.ReplaceAll(text, "${"+k+"}", v)
+		}
+		objs, err := manifest.Decode([]byte(text), a.name)
+		if err != nil {
+			return errors.Wrapf(err, errFmtAddon, a.name)
+		}
+		if err := local.Apply(ctx, c.Config, objs); err != nil {
+			return errors.Wrapf(err, errFmtAddon, a.name)
+		}
+		d := &appsv1.Deployment{}
+		err = poll(ctx, func(ctx context.Context) (bool, error) {
+			err := kube.Get(ctx, a.deployment, d)
+			return err == nil && d.Status.AvailableReplicas > 0, err
+		})
+		if err != nil {
+			return errors.Wrapf(err, errFmtRollout, a.name, a.deployment.Namespace, a.deployment.Name)
+		}
+	}
+	return nil
+}
