@@ -3,8 +3,10 @@ package node
 import (
 	"context"
 	_ "embed"
+	"net"
 	"path/filepath"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,6 +28,7 @@ const (
 const (
 	errFmtAddon   = "cannot install %s"
 	errFmtRollout = "%s did not become available: see kubectl -n %s describe deployment %s"
+	errDNS        = "the cluster's DNS does not answer from the host"
 )
 
 //go:embed manifests/coredns.yaml
@@ -79,5 +82,25 @@ func (c *Cluster) installAddons(ctx context.Context, bin string) error {
 			return errors.Wrapf(err, errFmtRollout, a.name, a.deployment.Namespace, a.deployment.Name)
 		}
 	}
-	return nil
+	// kube-proxy takes the DNS Service's rules in a moment after CoreDNS is
+	// available; a cluster is ready when its DNS answers.
+	return errors.Wrap(poll(ctx, dnsAnswers), errDNS)
+}
+
+// dnsAnswers is true once the cluster's DNS, asked from the host over UDP,
+// knows the API server's Service.
+func dnsAnswers(ctx context.Context) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err := Resolver("udp").LookupHost(ctx, "kubernetes.default.svc.cluster.local")
+	return err == nil, err
+}
+
+// Resolver asks the cluster's DNS, from the host, over network (udp or
+// tcp).
+func Resolver(network string) *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, net.JoinHostPort(DNSIP, "53"))
+	}}
 }

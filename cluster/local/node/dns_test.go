@@ -2,7 +2,6 @@ package node
 
 import (
 	"context"
-	"net"
 	"testing"
 	"time"
 
@@ -17,10 +16,7 @@ func TestClusterDNS(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, network := range []string{"udp", "tcp"} {
-		r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, net.JoinHostPort(DNSIP, "53"))
-		}}
+		r := Resolver(network)
 		for name, want := range map[string]string{
 			"kubernetes.default.svc.cluster.local":   serviceIP,
 			"kube-dns.kube-system.svc.cluster.local": DNSIP,
