@@ -26,6 +26,11 @@ const maxBuildMessage = 1024
 
 var digestPattern = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
 
+// colours are the terminal's colour sequences Kaniko's log writes by
+// default ("\x1b[36mINFO\x1b[0m"), which would reach conditions and
+// events as they are.
+var colours = regexp.MustCompile("\x1b\\[[0-9;]*m")
+
 // Causes of a failed build, a bounded set for metrics and alerts.
 const (
 	CauseBuild       = "build"
@@ -138,6 +143,7 @@ func orReason(msg, reason string) string {
 
 // tail keeps the end of a log, where the error is.
 func tail(s string, n int) string {
+	s = colours.ReplaceAllString(s, "")
 	if len(s) <= n {
 		return s
 	}

@@ -64,6 +64,12 @@ func TestBuild(t *testing.T) {
 			pods:   []corev1.Pod{pod(1, long)},
 			want:   BuildOutcome{Failed: true, Message: "..." + long[len(long)-maxBuildMessage:], Cause: CauseBuild},
 		},
+		"FailedInColour": {
+			reason: "Kaniko's log colours its levels, as the real node showed; the message keeps the words, not the terminal's sequences.",
+			job:    job(batchv1.JobFailed, "BackoffLimitExceeded"),
+			pods:   []corev1.Pod{pod(1, "\x1b[36mINFO\x1b[0m[0000] Retrieving image manifest\nerror building image: NAME_UNKNOWN")},
+			want:   BuildOutcome{Failed: true, Message: "INFO[0000] Retrieving image manifest\nerror building image: NAME_UNKNOWN", Cause: CauseBuild},
+		},
 		"FetchFailed": {
 			reason: "A fetch that failed in the init container says so, with the end of its log, not the Job's backoff.",
 			job:    job(batchv1.JobFailed, "BackoffLimitExceeded"),

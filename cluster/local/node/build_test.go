@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	batchv1 "k8s.io/api/batch/v1"
+
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
@@ -72,67 +74,12 @@ func TestInlineServes(t *testing.T) {
 func inlineServes(t *testing.T, rt runtime) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	bin := binDir(t)
-	c := sharedCluster(t)
-	publish(ctx, t, c, filepath.Join(bin, "kaniko.tar"), kanikoRef)
-	base, err := RootFSImage(filepath.Join(bin, "..", "rootfs", rt.rootfs), rt.env)
-	if err != nil {
-		t.Fatalf("%v: run make base-images", err)
-	}
-	baseRef := Registry + "/library/" + rt.image
-	baseTar := filepath.Join(t.TempDir(), "base.tar")
-	if err := WriteImage(base, baseRef, baseTar); err != nil {
-		t.Fatal(err)
-	}
-	publish(ctx, t, c, baseTar, baseRef)
-
-	s, err := kinds.TargetScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kube, err := client.New(c.Config, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns := testkit.Namespace(ctx, t, kube, "functions", "")
-	fn := testkit.InlineFunction(ns, rt.name, rt.code)
-	fn.Spec.ForProvider.Runtime = &v1alpha1.Runtime{Language: &rt.language, Version: &rt.version}
-	objs, err := render.Function(render.FunctionInput{
-		Namespace: ns, Name: fn.Name, Spec: fn.Spec.ForProvider,
-		Defaults: render.Defaults{
-			Registry: Registry + "/lambdas", ExecutorImage: kanikoRef, InsecureRegistries: []string{Registry},
-			BaseImages: []v1alpha1.BaseImage{{Language: rt.language, Image: v1alpha1.BaseImageReference(baseRef)}},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs.Build() {
-		if err := kube.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-
+	c, kube := sharedCluster(t), targetClient(t)
+	baseRef := publishBase(ctx, t, c, rt)
+	objs := renderInline(ctx, t, kube, rt, baseRef)
 	start := time.Now()
-	job := objs.BuildJob
-	var outcome observe.BuildOutcome
-	err = poll(ctx, func(ctx context.Context) (bool, error) {
-		if err := kube.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
-			return false, err
-		}
-		if !observe.Finished(job) {
-			return false, nil
-		}
-		pods := &corev1.PodList{}
-		if err := kube.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{observe.LabelJobName: job.Name}); err != nil {
-			return false, err
-		}
-		outcome = observe.Build(job, pods.Items)
-		return true, nil
-	})
-	if err != nil {
-		t.Fatalf("the build Job did not finish: %v", err)
-	}
+	job, pods := runBuild(ctx, t, kube, objs)
+	outcome := observe.Build(job, pods)
 	if !outcome.Done {
 		t.Fatalf("the build failed (%s): %s", outcome.Cause, outcome.Message)
 	}
@@ -143,7 +90,7 @@ func inlineServes(t *testing.T, rt runtime) {
 		t.Fatal(err)
 	}
 	tmpl := built.Service.Spec.Template
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fn.Name, Labels: tmpl.Labels}, Spec: tmpl.Spec.PodSpec}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: built.Service.Namespace, Name: built.Service.Name, Labels: tmpl.Labels}, Spec: tmpl.Spec.PodSpec}
 	if err := kube.Create(ctx, pod); err != nil {
 		t.Fatal(err)
 	}
@@ -205,6 +152,83 @@ func previousLog(ctx context.Context, t *corev1.ContainerStateTerminated, c *Clu
 		return why + ": " + err.Error()
 	}
 	return why + ": " + strings.TrimSpace(string(log))
+}
+
+// targetClient is a client of the shared cluster that knows every kind
+// render writes.
+func targetClient(t *testing.T) client.Client {
+	t.Helper()
+	s, err := kinds.TargetScheme()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, err := client.New(sharedCluster(t).Config, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kube
+}
+
+// publishBase publishes make kaniko's executor and the runtime's base image
+// on the node's registry, and returns the base image's reference.
+func publishBase(ctx context.Context, t *testing.T, c *Cluster, rt runtime) string {
+	t.Helper()
+	bin := binDir(t)
+	publish(ctx, t, c, filepath.Join(bin, "kaniko.tar"), kanikoRef)
+	base, err := RootFSImage(filepath.Join(bin, "..", "rootfs", rt.rootfs), rt.env)
+	if err != nil {
+		t.Fatalf("%v: run make base-images", err)
+	}
+	ref := Registry + "/library/" + rt.image
+	tarball := filepath.Join(t.TempDir(), "base.tar")
+	if err := WriteImage(base, ref, tarball); err != nil {
+		t.Fatal(err)
+	}
+	publish(ctx, t, c, tarball, ref)
+	return ref
+}
+
+// renderInline renders the runtime's inline function in a namespace of
+// its own, to build on baseRef and push to the node's registry.
+func renderInline(ctx context.Context, t *testing.T, kube client.Client, rt runtime, baseRef string) *render.Objects {
+	t.Helper()
+	ns := testkit.Namespace(ctx, t, kube, "functions-", "")
+	fn := testkit.InlineFunction(ns, rt.name, rt.code)
+	fn.Spec.ForProvider.Runtime = &v1alpha1.Runtime{Language: &rt.language, Version: &rt.version}
+	objs, err := render.Function(render.FunctionInput{
+		Namespace: ns, Name: fn.Name, Spec: fn.Spec.ForProvider,
+		Defaults: render.Defaults{
+			Registry: Registry + "/lambdas", ExecutorImage: kanikoRef, InsecureRegistries: []string{Registry},
+			BaseImages: []v1alpha1.BaseImage{{Language: rt.language, Image: v1alpha1.BaseImageReference(baseRef)}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// runBuild creates the build's objects and waits until its Job has
+// finished; it returns the Job and its pods as the cluster then has them.
+func runBuild(ctx context.Context, t *testing.T, kube client.Client, objs *render.Objects) (*batchv1.Job, []corev1.Pod) {
+	t.Helper()
+	for _, o := range objs.Build() {
+		if err := kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job, pods := objs.BuildJob, &corev1.PodList{}
+	err := poll(ctx, func(ctx context.Context) (bool, error) {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil || !observe.Finished(job) {
+			return false, err
+		}
+		err := kube.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{observe.LabelJobName: job.Name})
+		return err == nil, err
+	})
+	if err != nil {
+		t.Fatalf("the build Job did not finish: %v", err)
+	}
+	return job, pods.Items
 }
 
 // publish publishes an image tarball of the project's cache on the node.

@@ -54,27 +54,33 @@ type BuildEnd struct {
 	reason, message string
 }
 
-// backoffLimit is how the Job controller ends a Job whose pod failed.
+// How the Job controller ends a Job whose pod failed, and one whose pod
+// succeeded; and how the kubelet says a container ended (held to the real
+// ones by cluster/local/node's TestPlayedBuildEndsAsReal).
 const (
 	reasonBackoffLimit  = "BackoffLimitExceeded"
 	messageBackoffLimit = "Job has reached the specified backoff limit"
+	reasonCompletions   = "CompletionsReached"
+	messageCompletions  = "Reached expected number of succeeded pods"
+	reasonExitedZero    = "Completed"
+	reasonExitedNonZero = "Error"
 )
 
 // KanikoExits is a build whose source was fetched, if it had to be, and
 // whose kaniko container terminated with the exit code and message.
 func KanikoExits(exitCode int32, message string) BuildEnd {
 	return BuildEnd{reason: reasonBackoffLimit, message: messageBackoffLimit, pod: func(job *batchv1.Job, now metav1.Time) corev1.PodStatus {
-		phase := corev1.PodSucceeded
+		phase, reason := corev1.PodSucceeded, reasonExitedZero
 		if exitCode != 0 {
-			phase = corev1.PodFailed
+			phase, reason = corev1.PodFailed, reasonExitedNonZero
 		}
 		st := corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{{
 			Name: render.ContainerKaniko, Image: job.Spec.Template.Spec.Containers[0].Image,
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Message: message, StartedAt: now, FinishedAt: now}},
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Reason: reason, Message: message, StartedAt: now, FinishedAt: now}},
 		}}}
 		for _, ic := range job.Spec.Template.Spec.InitContainers {
 			st.InitContainerStatuses = append(st.InitContainerStatuses, corev1.ContainerStatus{Name: ic.Name, Image: ic.Image,
-				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed", StartedAt: now, FinishedAt: now}}})
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: reasonExitedZero, StartedAt: now, FinishedAt: now}}})
 		}
 		return st
 	}}
@@ -87,7 +93,7 @@ func FetchFails(exitCode int32, log string) BuildEnd {
 	return BuildEnd{reason: reasonBackoffLimit, message: messageBackoffLimit, pod: func(job *batchv1.Job, now metav1.Time) corev1.PodStatus {
 		return corev1.PodStatus{
 			Phase:                 corev1.PodFailed,
-			InitContainerStatuses: initStatuses(job, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Reason: "Error", Message: log, StartedAt: now, FinishedAt: now}}),
+			InitContainerStatuses: initStatuses(job, corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Reason: reasonExitedNonZero, Message: log, StartedAt: now, FinishedAt: now}}),
 			ContainerStatuses:     kanikoInitializing(job),
 		}
 	}}
@@ -165,24 +171,31 @@ func EndJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, end Bui
 		job.Status.StartTime = &start
 	}
 	job.Status.Active = 0
-	if pod.Status.Phase == corev1.PodSucceeded {
+	switch pod.Status.Phase { //nolint:exhaustive // A pod that did not end leaves the Job running to its deadline.
+	case corev1.PodSucceeded:
 		job.Status.Succeeded = 1
 		job.Status.CompletionTime = &now
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
-			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastProbeTime: now, LastTransitionTime: now},
-		}
-	} else {
-		if pod.Status.Phase == corev1.PodFailed {
-			job.Status.Failed = 1
-		}
-		job.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: end.reason, Message: end.message, LastProbeTime: now, LastTransitionTime: now},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: end.reason, Message: end.message, LastProbeTime: now, LastTransitionTime: now},
-		}
+	case corev1.PodFailed:
+		job.Status.Failed = 1
 	}
+	job.Status.Conditions = end.JobConditions(pod.Status.Phase, now)
 	if err := c.Status().Update(ctx, job); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// JobConditions are the terminal conditions the Job controller writes of a
+// build Job whose pod ended in phase.
+func (e BuildEnd) JobConditions(phase corev1.PodPhase, now metav1.Time) []batchv1.JobCondition {
+	if phase == corev1.PodSucceeded {
+		return []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, Reason: reasonCompletions, Message: messageCompletions, LastProbeTime: now, LastTransitionTime: now},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, Reason: reasonCompletions, Message: messageCompletions, LastProbeTime: now, LastTransitionTime: now},
+		}
+	}
+	return []batchv1.JobCondition{
+		{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: e.reason, Message: e.message, LastProbeTime: now, LastTransitionTime: now},
+		{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: e.reason, Message: e.message, LastProbeTime: now, LastTransitionTime: now},
 	}
 }
 
