@@ -57,10 +57,6 @@ func (c *Cluster) installAddons(ctx context.Context, bin string) error {
 	if err := c.importImage(ctx, filepath.Join(bin, CoreDNSImage)); err != nil {
 		return err
 	}
-	kube, err := client.New(c.Config, client.Options{})
-	if err != nil {
-		return errors.Wrapf(err, errFmtAddon, "the add-ons")
-	}
 	for _, a := range addons() {
 		text := a.manifest
 		for k, v := range a.vars {
@@ -75,7 +71,7 @@ func (c *Cluster) installAddons(ctx context.Context, bin string) error {
 		}
 		d := &appsv1.Deployment{}
 		err = poll(ctx, func(ctx context.Context) (bool, error) {
-			err := kube.Get(ctx, a.deployment, d)
+			err := c.kube.Get(ctx, a.deployment, d)
 			return err == nil && d.Status.AvailableReplicas > 0, err
 		})
 		if err != nil {

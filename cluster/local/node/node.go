@@ -9,7 +9,6 @@ package node
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -110,6 +109,9 @@ type Cluster struct {
 	dir   string
 	lock  *os.File
 	procs []*process.Process
+	// kube and http reach the API server as Config does.
+	kube client.Client
+	http *http.Client
 
 	// Config authenticates as a cluster administrator, from the host.
 	Config *rest.Config
@@ -168,6 +170,12 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 		return err
 	}
 	c.Config, c.Kubeconfig = f.admin, f.kubeconfig(c.dir, "admin")
+	if c.http, err = rest.HTTPClientFor(c.Config); err != nil {
+		return errors.Wrapf(err, errFmtStart, "a client of the cluster")
+	}
+	if c.kube, err = client.New(c.Config, client.Options{HTTPClient: c.http}); err != nil {
+		return errors.Wrapf(err, errFmtStart, "a client of the cluster")
+	}
 	for _, p := range c.plan(bin, f) {
 		if err := c.run(p); err != nil {
 			return err
@@ -260,31 +268,26 @@ func poll(ctx context.Context, ready func(context.Context) (bool, error)) error 
 
 // healthy is true once the API server answers its readiness check.
 func (c *Cluster) healthy(ctx context.Context) (bool, error) {
-	hc, err := rest.HTTPClientFor(c.Config)
-	if err != nil {
-		return false, err
-	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.Config.Host+"/readyz", nil)
 	if err != nil {
 		return false, err
 	}
-	resp, err := hc.Do(req)
+	resp, err := c.http.Do(req)
 	if err != nil {
 		return false, err
 	}
 	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK, fmt.Errorf("readyz: %s", resp.Status)
+	if resp.StatusCode != http.StatusOK {
+		return false, errors.Errorf("readyz: %s", resp.Status)
+	}
+	return true, nil
 }
 
 // nodeReady is true once the node is Ready and has no taint, which the node
 // lifecycle controller lifts once it sees it Ready.
 func (c *Cluster) nodeReady(ctx context.Context) (bool, error) {
-	kube, err := client.New(c.Config, client.Options{})
-	if err != nil {
-		return false, err
-	}
 	n := &corev1.Node{}
-	if err := kube.Get(ctx, client.ObjectKey{Name: NodeName}, n); err != nil {
+	if err := c.kube.Get(ctx, client.ObjectKey{Name: NodeName}, n); err != nil {
 		return false, err
 	}
 	for _, cond := range n.Status.Conditions {
