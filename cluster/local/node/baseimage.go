@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 
 const (
 	errFmtRootFS = "cannot make an image of %s"
+	errFmtWrite  = "cannot write the image tarball of %s"
 	errFmtPush   = "cannot push %s to the node's registry"
 )
 
@@ -53,7 +55,8 @@ func RootFSImage(dir string, env []string) (v1.Image, error) {
 		return nil, errors.Wrapf(err, errFmtRootFS, dir)
 	}
 	cfg = cfg.DeepCopy()
-	cfg.OS, cfg.Architecture, cfg.Created = "linux", "amd64", v1.Time{Time: epoch}
+	// debootstrap made the file system for this machine's architecture.
+	cfg.OS, cfg.Architecture, cfg.Created = "linux", goruntime.GOARCH, v1.Time{Time: epoch}
 	cfg.Config.Env = env
 	img, err = mutate.ConfigFile(img, cfg)
 	return mutate.ConfigMediaType(img, types.OCIConfigJSON), errors.Wrapf(err, errFmtRootFS, dir)
@@ -126,9 +129,9 @@ func writeLayer(dir, file string) (err error) {
 func WriteImage(img v1.Image, ref, file string) error {
 	t, err := name.NewTag(ref, name.Insecure)
 	if err != nil {
-		return errors.Wrapf(err, errFmtPush, ref)
+		return errors.Wrapf(err, errFmtWrite, ref)
 	}
-	return errors.Wrapf(tarball.WriteToFile(file, t, img), errFmtPush, ref)
+	return errors.Wrapf(tarball.WriteToFile(file, t, img), errFmtWrite, ref)
 }
 
 // Publish imports the image tarball that names ref into containerd and

@@ -31,7 +31,7 @@ func netnsPath() string { return filepath.Join("/run/netns", NetNS) }
 // preflight checks that every program the cluster runs is here, and that
 // its networks are free on the host; it returns the folder of the
 // project's binaries, made absolute.
-func preflight(binDir string) (string, error) {
+func preflight(ctx context.Context, binDir string) (string, error) {
 	bin, err := filepath.Abs(binDir)
 	if err != nil {
 		return "", errors.Wrapf(err, errFmtMissing, binDir, hintKube)
@@ -51,7 +51,7 @@ func preflight(binDir string) (string, error) {
 			return "", errors.Errorf(errFmtMissing, "the CNI plugin "+p, hintPackages)
 		}
 	}
-	return bin, freeNetworks(context.Background())
+	return bin, freeNetworks(ctx)
 }
 
 // freeNetworks refuses to start when a network of the host overlaps one of

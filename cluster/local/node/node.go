@@ -150,7 +150,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 }
 
 func (c *Cluster) start(ctx context.Context, o Options) error {
-	bin, err := preflight(o.BinDir)
+	bin, err := preflight(ctx, o.BinDir)
 	if err != nil {
 		return err
 	}
