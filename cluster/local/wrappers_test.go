@@ -11,8 +11,9 @@ import (
 
 var (
 	// current are the modules built against the newest Kubernetes libraries:
-	// the provider itself, its code generators and the control plane.
-	current = []string{"../..", "../tools", "build/kube-apiserver", "build/kube-controller-manager", "build/kube-node", "build/coredns", "build/etcd", "build/versitygw"}
+	// the provider itself, its code generators, the control plane and the
+	// node's Kaniko.
+	current = []string{"../..", "../tools", "build/kube-apiserver", "build/kube-controller-manager", "build/kube-node", "build/coredns", "build/etcd", "build/versitygw", "build/kaniko"}
 
 	// older are the releases written against older Kubernetes libraries:
 	// Crossplane's CLI and core, and Flux, whose kustomize-controller v1.7.3
