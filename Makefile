@@ -27,7 +27,7 @@ export KUBEBUILDER_ASSETS := $(BIN)
 export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all build vet linter lint test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager node node-packages kaniko base-images crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers bench clean
+.PHONY: all build vet linter lint test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager node node-packages kaniko knative base-images crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers bench clean
 
 all: build vet
 
@@ -83,6 +83,30 @@ kaniko:
 	@$(GOBUILD) kaniko-executor cluster/local/build/kaniko github.com/GoogleContainerTools/kaniko/cmd/executor
 	go run ./cluster/images --binary=$(BIN)/kaniko-executor --name=executor --dir=/kaniko --root \
 		--arch=$(shell go env GOARCH) --tag=$(KANIKO_IMAGE) --out=$(BIN)/kaniko.tar
+
+## knative: Knative Serving, built from its module, and the
+## local cluster's networking layer (cluster/local/cmd/kingress), each as an
+## image tarball the node imports, tagged registry.local/knative/NAME, where
+## NAME is the command's path with / for - (eventing-broker-filter). A
+## tarball is assembled again only when its binary changed. One at a time:
+## they share their packages, which two builds at once would each compile.
+KNATIVE_MOD := cluster/local/build/knative
+KNATIVE_VERSION := $(shell awk '$$1=="require" && $$2=="knative.dev/serving" {print $$3}' $(KNATIVE_MOD)/go.mod)
+KNATIVE_CMDS := serving/cmd/controller serving/cmd/activator serving/cmd/autoscaler serving/cmd/webhook serving/cmd/queue
+ZONEINFO := $(shell go env GOROOT)/lib/time/zoneinfo.zip
+# image BINARY TAG: assemble the binary's image, when it is newer than the
+# tarball.
+image = if [[ $(BIN)/$(1) -nt $(BIN)/$(1).tar ]]; then \
+	go run ./cluster/images --binary=$(BIN)/$(1) --name=$(1) --arch=$(shell go env GOARCH) \
+		--zoneinfo=$(ZONEINFO) --tag=$(2) --out=$(BIN)/$(1).tar; fi
+knative:
+	@for c in $(KNATIVE_CMDS); do \
+		n=$${c//\/cmd\//-}; n=$${n//\//-}; \
+		$(GOBUILD) knative-$$n $(KNATIVE_MOD) knative.dev/$$c; \
+		$(call image,knative-$$n,registry.local/knative/$$n:$(KNATIVE_VERSION)); \
+	done
+	go build -o $(BIN)/kingress ./cluster/local/cmd/kingress
+	@$(call image,kingress,registry.local/knative/kingress:dev)
 
 ## base-images: the root file systems of the runtimes' base images, from
 ## Debian's packages by debootstrap, once, into .cache/rootfs.
@@ -151,7 +175,7 @@ check-generated: generate
 		git status --porcelain -- $(GENERATED); exit 1; fi
 
 ## test: every test, against a real kube-apiserver and etcd.
-test: controlplane kube-controller-manager node kaniko base-images testservers crossplane xpkg
+test: controlplane kube-controller-manager node kaniko knative base-images testservers crossplane xpkg
 	go test -count=1 ./...
 
 ## e2e: Crossplane core, the function and the provider as processes against

@@ -38,9 +38,13 @@ const (
 // BinDir is where the binary goes.
 const BinDir = "/usr/local/bin"
 
+// zoneinfo is where --zoneinfo puts the time zone database.
+const zoneinfo = "/usr/share/zoneinfo.zip"
+
 const (
 	errReadBinary = "cannot read the binary"
 	errReadCAs    = "cannot read the CA certificates"
+	errReadZones  = "cannot read the time zone database"
 	errLayer      = "cannot build a layer"
 	errConfig     = "cannot set the image config"
 	errFmtTag     = "cannot use %q as the image's tag"
@@ -62,12 +66,13 @@ func main() {
 		out    = app.Flag("out", "The image tarball to write.").Required().String()
 		dir    = app.Flag("dir", "Folder of the binary in the image.").Default(BinDir).String()
 		root   = app.Flag("root", "Run as root: only for a build executor, which unpacks base images over its own root.").Bool()
+		zones  = app.Flag("zoneinfo", "Go's time zone database (GOROOT/lib/time/zoneinfo.zip), for binaries that read time zones.").ExistingFile()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
-	kingpin.FatalIfError(run(*binary, *bin, *arch, *tag, *cas, *out, *dir, *root), "images")
+	kingpin.FatalIfError(run(*binary, *bin, *arch, *tag, *cas, *out, *dir, *root, *zones), "images")
 }
 
-func run(binary, bin, arch, tag, cas, out, dir string, root bool) error {
+func run(binary, bin, arch, tag, cas, out, dir string, root bool, zones string) error {
 	b, err := os.ReadFile(binary)
 	if err != nil {
 		return errors.Wrap(err, errReadBinary)
@@ -76,13 +81,26 @@ func run(binary, bin, arch, tag, cas, out, dir string, root bool) error {
 	if err != nil {
 		return errors.Wrap(err, errReadCAs)
 	}
-	base, err := layer([]file{
+	baseFiles := []file{
 		{path: "etc/passwd", mode: 0o644, data: fmt.Appendf(nil, "root:x:0:0:root:/root:/sbin/nologin\n%s:x:%d:%d:%s:/home/%s:/sbin/nologin\n", user, uid, uid, user, user)},
 		{path: "etc/group", mode: 0o644, data: fmt.Appendf(nil, "root:x:0:\n%s:x:%d:\n", user, uid)},
 		{path: "etc/ssl/certs/ca-certificates.crt", mode: 0o644, data: ca},
 		{path: "home/" + user, mode: 0o700, dir: true, owner: uid},
 		{path: "tmp", mode: 0o1777, dir: true},
-	})
+	}
+	env := []string{"SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"}
+	if zones != "" {
+		// Go's time package reads the database ZONEINFO names; a
+		// distroless base has none, and binaries built without the
+		// timetzdata tag share their packages' builds with the others.
+		z, err := os.ReadFile(zones)
+		if err != nil {
+			return errors.Wrap(err, errReadZones)
+		}
+		baseFiles = append(baseFiles, file{path: zoneinfo[1:], mode: 0o644, data: z})
+		env = append(env, "ZONEINFO="+zoneinfo)
+	}
+	base, err := layer(baseFiles)
 	if err != nil {
 		return err
 	}
@@ -107,7 +125,7 @@ func run(binary, bin, arch, tag, cas, out, dir string, root bool) error {
 		cfg.Config.User, cfg.Config.WorkingDir = "0:0", "/"
 	}
 	cfg.Config.Entrypoint = []string{entrypoint}
-	cfg.Config.Env = []string{"PATH=" + path.Dir(entrypoint) + ":/usr/bin:/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"}
+	cfg.Config.Env = append([]string{"PATH=" + path.Dir(entrypoint) + ":/usr/bin:/bin"}, env...)
 	cfg.Config.Labels = map[string]string{"org.opencontainers.image.source": "https://github.com/knative-lambda/provider-knative-lambda"}
 	if img, err = mutate.ConfigFile(img, cfg); err != nil {
 		return errors.Wrap(err, errConfig)
@@ -133,7 +151,10 @@ type file struct {
 // epoch and owned by root unless a file says otherwise.
 func layer(files []file) (v1.Layer, error) {
 	var buf bytes.Buffer
-	gz, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	// The default level: Knative's controller's image is 0.5 % larger than
+	// at the best, and takes less than half the time (3.3 s against 7.2),
+	// for each of the local cluster's Knative images.
+	gz, err := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
 	if err != nil {
 		return nil, errors.Wrap(err, errLayer)
 	}

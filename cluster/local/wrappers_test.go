@@ -11,9 +11,13 @@ import (
 
 var (
 	// current are the modules built against the newest Kubernetes libraries:
-	// the provider itself, its code generators, the control plane and the
-	// node's Kaniko.
-	current = []string{"../..", "../tools", "build/kube-apiserver", "build/kube-controller-manager", "build/kube-node", "build/coredns", "build/etcd", "build/versitygw", "build/kaniko"}
+	// the provider itself, its code generators, the control plane, and the
+	// node's Kaniko and Knative.
+	current = []string{"../..", "../tools", "build/kube-apiserver", "build/kube-controller-manager", "build/kube-node", "build/coredns", "build/versitygw", "build/kaniko", "build/knative"}
+
+	// etcd is the control plane's store, which shares every module with
+	// current but OpenTelemetry's.
+	etcd = []string{"build/etcd"}
 
 	// older are the releases written against older Kubernetes libraries:
 	// Crossplane's CLI and core, and Flux, whose kustomize-controller v1.7.3
@@ -28,6 +32,13 @@ var (
 	// v2.2.1 and the core of v2.4.0: the releases themselves and the runtime
 	// each is written against.
 	crossplaneReleases = regexp.MustCompile(`^github\.com/crossplane/(crossplane|crossplane-runtime)/v2$`)
+
+	// openTelemetry is what etcd v3.7.3 selects apart: v1.45, whose SDK's
+	// default resource has schema 1.43, which Knative v0.50's resource
+	// (schema 1.41) cannot merge with, so Knative's processes built with it
+	// panic at start. The others keep v1.44, which Kubernetes requires;
+	// only OpenTelemetry's packages and etcd's own compile twice.
+	openTelemetry = regexp.MustCompile(`^go\.opentelemetry\.io/`)
 
 	nothing = regexp.MustCompile(`^$`)
 )
@@ -53,6 +64,16 @@ func TestWrappersShareVersions(t *testing.T) {
 			reason: "Crossplane's CLI and core and Flux build against one set of versions, but for the Crossplane releases.",
 			pairs:  within(older),
 			differ: crossplaneReleases,
+		},
+		"Etcd": {
+			reason: "etcd builds with the provider's versions but OpenTelemetry's.",
+			pairs:  across(etcd, current),
+			differ: openTelemetry,
+		},
+		"EtcdAndOlder": {
+			reason: "etcd and the older set share every module but OpenTelemetry, the Kubernetes libraries and the Crossplane releases.",
+			pairs:  across(etcd, older),
+			differ: regexp.MustCompile(openTelemetry.String() + "|" + kubernetesLibraries.String() + "|" + crossplaneReleases.String()),
 		},
 		"Across": {
 			reason: "Both sets share every module but the Kubernetes libraries and the Crossplane releases.",

@@ -8,20 +8,20 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"knative.dev/pkg/apis"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	batchv1 "k8s.io/api/batch/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
@@ -61,8 +61,9 @@ var runtimes = map[string]runtime{
 // TestInlineServes builds the seed's inline function in each language with
 // render's own ConfigMap, NetworkPolicy and Job, run as they are by the
 // real Job controller, kubelet and Kaniko, pushes it to the node's
-// registry, runs the image as render's Service would, and sends it a
-// CloudEvent. Issue 56's images held links into the ConfigMap's ..data
+// registry, deploys render's Knative Service with the built image on real
+// Knative Serving, and sends it a CloudEvent through the node's ingress,
+// as a caller outside the cluster would. Issue 56's images held links into the ConfigMap's ..data
 // folder, which dangled: the wrapper could not be found and the container
 // exited.
 func TestInlineServes(t *testing.T) {
@@ -89,41 +90,58 @@ func inlineServes(t *testing.T, rt runtime) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := built.Service.Spec.Template
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: built.Service.Namespace, Name: built.Service.Name, Labels: tmpl.Labels}, Spec: tmpl.Spec.PodSpec}
-	if err := kube.Create(ctx, pod); err != nil {
+	svc := built.Service
+	if err := kube.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
-	var crash string
-	err = poll(ctx, func(ctx context.Context) (bool, error) {
-		if err := kube.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
-			return false, err
-		}
-		for _, cs := range pod.Status.ContainerStatuses {
-			if t := cs.LastTerminationState.Terminated; t != nil {
-				crash = previousLog(ctx, t, c, pod)
-				return true, nil
-			}
-		}
-		for _, cond := range pod.Status.Conditions {
-			if cond.Type == corev1.PodReady {
-				return cond.Status == corev1.ConditionTrue, nil
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		t.Fatalf("the function's pod is not Ready: %v", err)
-	}
-	if crash != "" {
-		t.Fatalf("the function's container exited: %s", crash)
-	}
+	start = time.Now()
+	url := serviceReady(ctx, t, c, kube, svc)
+	t.Logf("Knative made %s Ready in %s", url, time.Since(start).Round(time.Second))
 
-	port := tmpl.Spec.Containers[0].Ports[0].ContainerPort
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+pod.Status.PodIP+":"+strconv.Itoa(int(port))+"/", bytes.NewBufferString(`{"id": "order-1"}`))
+	start = time.Now()
+	status, body := invoke(ctx, t, url, `{"id": "order-1"}`)
+	if status != http.StatusOK || strings.Join(strings.Fields(body), "") != `{"accepted":"order-1"}` {
+		t.Errorf("the function answered %d %q; want 200 with the handler's reply", status, body)
+	}
+	t.Logf("the function replied through the ingress in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// serviceReady waits until Knative reports the Service Ready and returns
+// its URL, or fails with what its Revision's pods say.
+func serviceReady(ctx context.Context, t *testing.T, c *Cluster, kube client.Client, svc *servingv1.Service) *apis.URL {
+	t.Helper()
+	err := poll(ctx, func(ctx context.Context) (bool, error) {
+		err := kube.Get(ctx, client.ObjectKeyFromObject(svc), svc)
+		ready := svc.Status.ObservedGeneration == svc.Generation && svc.Status.GetCondition(apis.ConditionReady).IsTrue()
+		return err == nil && ready && svc.Status.URL != nil, err
+	})
+	if err == nil {
+		return svc.Status.URL
+	}
+	why := fmt.Sprintf("the Knative Service is not Ready (%v): %+v", err, svc.Status.Conditions)
+	pods := &corev1.PodList{}
+	_ = kube.List(context.Background(), pods, client.InNamespace(svc.Namespace), client.MatchingLabels{"serving.knative.dev/service": svc.Name})
+	for _, p := range pods.Items {
+		for _, cs := range p.Status.ContainerStatuses {
+			if term := cs.LastTerminationState.Terminated; term != nil {
+				why += "\n" + cs.Name + " exited: " + previousLog(context.Background(), term, c, &p, cs.Name)
+			}
+		}
+	}
+	t.Fatal(why)
+	return nil
+}
+
+// invoke sends a CloudEvent to url through the node's public ingress, as
+// a caller outside the cluster would, and returns the status and body of
+// the reply.
+func invoke(ctx context.Context, t *testing.T, url *apis.URL, data string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+IngressIP+url.Path+"/", bytes.NewBufferString(data))
 	if err != nil {
 		t.Fatal(err)
 	}
+	req.Host = url.Host
 	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "1", "Ce-Source": "test", "Ce-Type": "com.example.order.created", "Content-Type": "application/json"} {
 		req.Header.Set(k, v)
 	}
@@ -133,21 +151,19 @@ func inlineServes(t *testing.T, rt runtime) {
 	}
 	defer resp.Body.Close() //nolint:errcheck // Only read.
 	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK || strings.Join(strings.Fields(string(body)), "") != `{"accepted":"order-1"}` {
-		t.Errorf("the function answered %s %q; want 200 with the handler's reply", resp.Status, body)
-	}
+	return resp.StatusCode, string(body)
 }
 
 // previousLog is what the kubelet says of a container that exited, and
 // what it logged, read through the API server as kubectl logs --previous
 // does.
-func previousLog(ctx context.Context, t *corev1.ContainerStateTerminated, c *Cluster, pod *corev1.Pod) string {
+func previousLog(ctx context.Context, t *corev1.ContainerStateTerminated, c *Cluster, pod *corev1.Pod, container string) string {
 	why := fmt.Sprintf("exit code %d (%s)", t.ExitCode, t.Reason)
 	cs, err := kubernetes.NewForConfig(c.Config)
 	if err != nil {
 		return why + ": " + err.Error()
 	}
-	log, err := cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Previous: true}).DoRaw(ctx)
+	log, err := cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Previous: true, Container: container}).DoRaw(ctx)
 	if err != nil {
 		return why + ": " + err.Error()
 	}

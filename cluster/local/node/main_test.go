@@ -36,7 +36,7 @@ func sharedCluster(t *testing.T) *Cluster {
 	if shared.c == nil && shared.err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
-		shared.c, shared.err = Start(ctx, Options{BinDir: binDir(t)})
+		shared.c, shared.err = Start(ctx, Options{BinDir: binDir(t), Knative: true})
 	}
 	if shared.err != nil {
 		t.Fatal(shared.err)

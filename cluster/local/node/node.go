@@ -92,6 +92,9 @@ const readyTimeout = 2 * time.Minute
 type Options struct {
 	// BinDir holds the binaries the project builds and PauseImage.
 	BinDir string
+	// Knative installs Knative Serving, with kingress as its networking
+	// layer, from the images make knative assembles.
+	Knative bool
 	// Dir holds the cluster's state, certificates and logs (Dir/run/logs).
 	// Dir/run is removed when the cluster stops, and what a killed run
 	// left there by the next Start from the same Dir; empty means
@@ -195,7 +198,10 @@ func (c *Cluster) start(ctx context.Context, o Options) error {
 	if err := poll(ctx, c.nodeReady); err != nil {
 		return errors.Wrap(err, errNodeReady)
 	}
-	return c.installAddons(ctx, bin)
+	if err := c.installAddons(ctx, bin); err != nil || !o.Knative {
+		return err
+	}
+	return c.installKnative(ctx, bin)
 }
 
 // A part is one process of the cluster: how it is run, and what says it is

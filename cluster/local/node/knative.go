@@ -1,0 +1,260 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"golang.org/x/mod/modfile"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/kingress"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
+)
+
+// Knative on the node: Serving of the version the wrapper
+// module requires, installed from the manifests their modules ship, with
+// the images make knative assembles from their commands, and kingress as
+// the networking layer.
+const (
+	// knativeModule is the wrapper module make knative builds from; its
+	// versions pick the manifests too, so they match the binaries.
+	knativeModule = "cluster/local/build/knative"
+	// IngressIP is the public ingress's cluster IP, which the host
+	// reaches: curl -H "Host: NAME.NAMESPACE.lambda.local" http://IngressIP.
+	IngressIP = "10.96.0.80"
+	// Domain is the domain of every Knative Service's URL.
+	Domain = "lambda.local"
+	// kingressRef is the image make knative assembles for kingress.
+	kingressRef = "registry.local/knative/kingress:dev"
+)
+
+const (
+	errFmtKnativeManifests = "cannot read Knative's manifests from %s"
+	errKnativeCRD          = "cannot convert a Knative CRD"
+	errKnativeVersion      = "cannot read which Knative Serving " + knativeModule + "/go.mod requires"
+	errKnativeImages       = "cannot list Knative's image tarballs in %s: run make knative"
+	errFmtKnativeRollout   = "Knative's %s did not become available: see kubectl -n %s describe deployment %s"
+)
+
+//go:embed manifests/kingress.yaml
+var kingressManifest string
+
+// knativeManifests are the folders of Knative's modules whose manifests the
+// node applies: Serving's core, and the networking and caching CRDs
+// Serving's module links to rather than holds (a module zip drops
+// symlinks).
+var knativeManifests = []local.CRDSource{
+	{Module: "knative.dev/serving", Dir: "config/core", In: knativeModule},
+	{Module: "knative.dev/networking", Dir: "config", In: knativeModule},
+	{Module: "knative.dev/caching", Dir: "config", In: knativeModule},
+}
+
+// knativeSkipped are the manifests the node leaves out: autoscalers that
+// need a metrics server, and a Certificate only cert-manager would issue.
+var knativeSkipped = []string{"activator-hpa.yaml", "webhook-hpa.yaml", "300-knativecertificate.yaml"}
+
+// knativeConfig is what the node sets in Knative's ConfigMaps.
+func knativeConfig() map[string]map[string]string {
+	return map[string]map[string]string{
+		"config-network": {"ingress-class": kingress.Class},
+		// Knative resolves a tag to a digest over HTTPS: the node's
+		// registry speaks plain HTTP, and registry.local's images are
+		// imported into containerd, served by no registry.
+		"config-deployment": {"registries-skipping-tag-resolving": "kind.local,ko.local,dev.local,registry.local," + Registry},
+		"config-domain":     {Domain: ""},
+	}
+}
+
+// koRef matches the image references Knative's manifests give as ko's
+// import paths.
+var koRef = regexp.MustCompile(`ko://knative\.dev/([a-z_/]+)`)
+
+// KnativeRef is the image of a Knative command, by its path below
+// knative.dev: serving/cmd/controller is registry.local/knative/serving-controller.
+// make knative tags each tarball so.
+func KnativeRef(cmd, version string) string {
+	name := strings.ReplaceAll(strings.Replace(cmd, "/cmd/", "-", 1), "/", "-")
+	return "registry.local/knative/" + name + ":" + version
+}
+
+// installKnative imports Knative's and kingress's images, installs
+// Knative's CRDs, applies its manifests and kingress's, and waits until
+// every Deployment of both namespaces is available.
+func (c *Cluster) installKnative(ctx context.Context, bin string) error {
+	tarballs, err := filepath.Glob(filepath.Join(bin, "knative-*.tar"))
+	if err != nil || len(tarballs) == 0 {
+		return errors.Errorf(errKnativeImages, bin)
+	}
+	for _, t := range append(tarballs, filepath.Join(bin, "kingress.tar")) {
+		if err := c.importImage(ctx, t); err != nil {
+			return err
+		}
+	}
+	crds, objs, err := knativeObjects(ctx)
+	if err != nil {
+		return err
+	}
+	if err := local.InstallCRDs(c.Config, crds); err != nil {
+		return err
+	}
+	// Webhook configurations last: until Knative's webhooks run, they
+	// would refuse the ConfigMaps they validate.
+	hooks := func(o *unstructured.Unstructured) bool { return strings.HasSuffix(o.GetKind(), "WebhookConfiguration") }
+	first := slices.DeleteFunc(slices.Clone(objs), hooks)
+	last := slices.DeleteFunc(objs, func(o *unstructured.Unstructured) bool { return !hooks(o) })
+	for _, batch := range [][]*unstructured.Unstructured{first, last} {
+		if err := local.Apply(ctx, c.Config, batch); err != nil {
+			return err
+		}
+	}
+	return c.knativeAvailable(ctx)
+}
+
+// knativeObjects reads Knative's manifests and kingress's, with the node's
+// images and configuration, and separates the CRDs.
+func knativeObjects(ctx context.Context) ([]*extv1.CustomResourceDefinition, []*unstructured.Unstructured, error) {
+	root, err := local.ModuleRoot(ctx, ".")
+	if err != nil {
+		return nil, nil, err
+	}
+	version, err := knativeVersion(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	var all []*unstructured.Unstructured
+	for _, src := range knativeManifests {
+		dir, err := src.Path(ctx, root)
+		if err != nil {
+			return nil, nil, err
+		}
+		objs, err := readKnative(dir, version)
+		if err != nil {
+			return nil, nil, errors.Wrapf(err, errFmtKnativeManifests, dir)
+		}
+		all = append(all, objs...)
+	}
+	ing, err := manifest.Decode([]byte(strings.NewReplacer(
+		"${KINGRESS_IMAGE}", kingressRef,
+		"${INGRESS_IP}", IngressIP,
+		"${PUBLIC}", "kingress.knative-serving.svc.cluster.local",
+		"${PRIVATE}", "kingress-internal.knative-serving.svc.cluster.local",
+	).Replace(kingressManifest)), "kingress")
+	if err != nil {
+		return nil, nil, err
+	}
+	all = append(all, ing...)
+	all = configure(all)
+
+	var crds []*extv1.CustomResourceDefinition
+	objs := all[:0]
+	for _, o := range all {
+		if o.GetKind() != "CustomResourceDefinition" {
+			objs = append(objs, o)
+			continue
+		}
+		crd := &extv1.CustomResourceDefinition{}
+		if err := kruntime.DefaultUnstructuredConverter.FromUnstructured(o.Object, crd); err != nil {
+			return nil, nil, errors.Wrap(err, errKnativeCRD)
+		}
+		crds = append(crds, crd)
+	}
+	return crds, objs, nil
+}
+
+// knativeVersion is the version of Knative Serving the wrapper module
+// requires, which make knative tags the images with.
+func knativeVersion(root string) (string, error) {
+	file := filepath.Join(root, knativeModule, "go.mod")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", errors.Wrap(err, errKnativeVersion)
+	}
+	f, err := modfile.ParseLax(file, b, nil)
+	if err != nil {
+		return "", errors.Wrap(err, errKnativeVersion)
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == "knative.dev/serving" {
+			return r.Mod.Version, nil
+		}
+	}
+	return "", errors.New(errKnativeVersion)
+}
+
+// readKnative decodes every manifest below dir but the skipped ones, with
+// ko's references replaced by the node's images.
+func readKnative(dir, version string) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Ext(path) != ".yaml" || slices.Contains(knativeSkipped, d.Name()) {
+			return err
+		}
+		b, err := os.ReadFile(path) //nolint:gosec // A path below the module cache's folder.
+		if err != nil {
+			return err
+		}
+		b = koRef.ReplaceAllFunc(b, func(m []byte) []byte {
+			return []byte(KnativeRef(string(koRef.FindSubmatch(m)[1]), version))
+		})
+		o, err := manifest.Decode(bytes.TrimSpace(b), path)
+		objs = append(objs, o...)
+		return err
+	})
+	return objs, err
+}
+
+// configure sets knativeConfig's data in the ConfigMaps Knative ships.
+func configure(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
+	want := knativeConfig()
+	for _, o := range objs {
+		data, ok := want[o.GetName()]
+		if o.GetKind() != "ConfigMap" || !ok {
+			continue
+		}
+		for k, v := range data {
+			_ = unstructured.SetNestedField(o.Object, v, "data", k)
+		}
+	}
+	return objs
+}
+
+// knativeAvailable waits until every Deployment of Knative's namespace
+// that runs a replica has one available.
+func (c *Cluster) knativeAvailable(ctx context.Context) error {
+	for _, ns := range []string{"knative-serving"} {
+		l := &appsv1.DeploymentList{}
+		if err := c.kube.List(ctx, l, client.InNamespace(ns)); err != nil {
+			return errors.Wrapf(err, errFmtKnativeRollout, "Deployments", ns, "")
+		}
+		for _, d := range l.Items {
+			if d.Spec.Replicas != nil && *d.Spec.Replicas == 0 {
+				continue
+			}
+			key := client.ObjectKeyFromObject(&d)
+			err := poll(ctx, func(ctx context.Context) (bool, error) {
+				got := &appsv1.Deployment{}
+				err := c.kube.Get(ctx, key, got)
+				return err == nil && got.Status.AvailableReplicas > 0, err
+			})
+			if err != nil {
+				return errors.Wrapf(err, errFmtKnativeRollout, d.Name, ns, d.Name)
+			}
+		}
+	}
+	return nil
+}
