@@ -84,10 +84,10 @@ func knativeConfig() map[string]map[string]string {
 // import paths.
 var koRef = regexp.MustCompile(`ko://knative\.dev/([a-z_/]+)`)
 
-// KnativeRef is the image of a Knative command, by its path below
+// knativeRef is the image of a Knative command, by its path below
 // knative.dev: serving/cmd/controller is registry.local/knative/serving-controller.
 // make knative tags each tarball so.
-func KnativeRef(cmd, version string) string {
+func knativeRef(cmd, version string) string {
 	name := strings.ReplaceAll(strings.Replace(cmd, "/cmd/", "-", 1), "/", "-")
 	return "registry.local/knative/" + name + ":" + version
 }
@@ -209,7 +209,7 @@ func readKnative(dir, version string) ([]*unstructured.Unstructured, error) {
 			return err
 		}
 		b = koRef.ReplaceAllFunc(b, func(m []byte) []byte {
-			return []byte(KnativeRef(string(koRef.FindSubmatch(m)[1]), version))
+			return []byte(knativeRef(string(koRef.FindSubmatch(m)[1]), version))
 		})
 		o, err := manifest.Decode(bytes.TrimSpace(b), path)
 		objs = append(objs, o...)
