@@ -87,7 +87,7 @@ kaniko:
 ## knative: Knative Serving, built from its module, and the
 ## local cluster's networking layer (cluster/local/cmd/kingress), each as an
 ## image tarball the node imports, tagged registry.local/knative/NAME, where
-## NAME is the command's path with / for - (eventing-broker-filter). A
+## NAME is the command's path with - for /cmd/ and / (serving-controller). A
 ## tarball is assembled again only when its binary changed. One at a time:
 ## they share their packages, which two builds at once would each compile.
 KNATIVE_MOD := cluster/local/build/knative

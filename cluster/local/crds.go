@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
@@ -176,19 +177,31 @@ func LoadCRDs(dir string) ([]*extv1.CustomResourceDefinition, error) {
 	if err != nil {
 		return nil, errors.Wrapf(err, errFmtReadCRDs, dir)
 	}
-	var crds []*extv1.CustomResourceDefinition
-	for _, u := range objs {
-		if u.GetKind() != "CustomResourceDefinition" {
-			continue
-		}
-		crd := &extv1.CustomResourceDefinition{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd); err != nil {
-			return nil, errors.Wrapf(err, errFmtDecodeCRD, u.GetName())
-		}
-		crds = append(crds, crd)
+	crds, _, err := SplitCRDs(objs)
+	if err != nil {
+		return nil, err
 	}
 	if len(crds) == 0 {
 		return nil, errors.Errorf(errFmtNoCRDs, dir)
 	}
 	return crds, nil
+}
+
+// SplitCRDs separates the CustomResourceDefinitions among objs, which a
+// client installs and waits for (InstallCRDs), from the other objects.
+func SplitCRDs(objs []*unstructured.Unstructured) ([]*extv1.CustomResourceDefinition, []*unstructured.Unstructured, error) {
+	var crds []*extv1.CustomResourceDefinition
+	var others []*unstructured.Unstructured
+	for _, u := range objs {
+		if u.GetKind() != "CustomResourceDefinition" {
+			others = append(others, u)
+			continue
+		}
+		crd := &extv1.CustomResourceDefinition{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd); err != nil {
+			return nil, nil, errors.Wrapf(err, errFmtDecodeCRD, u.GetName())
+		}
+		crds = append(crds, crd)
+	}
+	return crds, others, nil
 }

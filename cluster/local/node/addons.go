@@ -58,29 +58,39 @@ func (c *Cluster) installAddons(ctx context.Context, bin string) error {
 		return err
 	}
 	for _, a := range addons() {
-		text := a.manifest
-		for k, v := range a.vars {
-			text = strings.ReplaceAll(text, "${"+k+"}", v)
-		}
-		objs, err := manifest.Decode([]byte(text), a.name)
+		objs, err := manifest.Decode([]byte(expand(a.manifest, a.vars)), a.name)
 		if err != nil {
 			return errors.Wrapf(err, errFmtAddon, a.name)
 		}
 		if err := local.Apply(ctx, c.Config, objs); err != nil {
 			return errors.Wrapf(err, errFmtAddon, a.name)
 		}
-		d := &appsv1.Deployment{}
-		err = poll(ctx, func(ctx context.Context) (bool, error) {
-			err := c.kube.Get(ctx, a.deployment, d)
-			return err == nil && d.Status.AvailableReplicas > 0, err
-		})
-		if err != nil {
-			return errors.Wrapf(err, errFmtRollout, a.name, a.deployment.Namespace, a.deployment.Name)
+		if err := c.available(ctx, a.name, a.deployment); err != nil {
+			return err
 		}
 	}
 	// kube-proxy takes the DNS Service's rules in a moment after CoreDNS is
 	// available; a cluster is ready when its DNS answers.
 	return errors.Wrap(poll(ctx, dnsAnswers), errDNS)
+}
+
+// expand replaces each ${KEY} of a manifest with its value in vars.
+func expand(manifest string, vars map[string]string) string {
+	for k, v := range vars {
+		manifest = strings.ReplaceAll(manifest, "${"+k+"}", v)
+	}
+	return manifest
+}
+
+// available waits until the Deployment that runs what name says has a
+// replica available.
+func (c *Cluster) available(ctx context.Context, name string, deployment client.ObjectKey) error {
+	err := poll(ctx, func(ctx context.Context) (bool, error) {
+		d := &appsv1.Deployment{}
+		err := c.kube.Get(ctx, deployment, d)
+		return err == nil && d.Status.AvailableReplicas > 0, err
+	})
+	return errors.Wrapf(err, errFmtRollout, name, deployment.Namespace, deployment.Name)
 }
 
 // dnsAnswers is true once the cluster's DNS, asked from the host over UDP,

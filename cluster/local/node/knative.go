@@ -14,7 +14,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	extv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"golang.org/x/mod/modfile"
@@ -39,16 +38,17 @@ const (
 	IngressIP = "10.96.0.80"
 	// Domain is the domain of every Knative Service's URL.
 	Domain = "lambda.local"
+	// knativeNamespace is where Knative Serving and kingress run.
+	knativeNamespace = "knative-serving"
 	// kingressRef is the image make knative assembles for kingress.
 	kingressRef = "registry.local/knative/kingress:dev"
 )
 
 const (
 	errFmtKnativeManifests = "cannot read Knative's manifests from %s"
-	errKnativeCRD          = "cannot convert a Knative CRD"
 	errKnativeVersion      = "cannot read which Knative Serving " + knativeModule + "/go.mod requires"
 	errKnativeImages       = "cannot list Knative's image tarballs in %s: run make knative"
-	errFmtKnativeRollout   = "Knative's %s did not become available: see kubectl -n %s describe deployment %s"
+	errKnativeDeployments  = "cannot list Knative's Deployments"
 )
 
 //go:embed manifests/kingress.yaml
@@ -94,7 +94,7 @@ func knativeRef(cmd, version string) string {
 
 // installKnative imports Knative's and kingress's images, installs
 // Knative's CRDs, applies its manifests and kingress's, and waits until
-// every Deployment of both namespaces is available.
+// every Deployment of its namespace is available.
 func (c *Cluster) installKnative(ctx context.Context, bin string) error {
 	tarballs, err := filepath.Glob(filepath.Join(bin, "knative-*.tar"))
 	if err != nil || len(tarballs) == 0 {
@@ -148,32 +148,16 @@ func knativeObjects(ctx context.Context) ([]*extv1.CustomResourceDefinition, []*
 		}
 		all = append(all, objs...)
 	}
-	ing, err := manifest.Decode([]byte(strings.NewReplacer(
-		"${KINGRESS_IMAGE}", kingressRef,
-		"${INGRESS_IP}", IngressIP,
-		"${PUBLIC}", "kingress.knative-serving.svc.cluster.local",
-		"${PRIVATE}", "kingress-internal.knative-serving.svc.cluster.local",
-	).Replace(kingressManifest)), "kingress")
+	ing, err := manifest.Decode([]byte(expand(kingressManifest, map[string]string{
+		"KINGRESS_IMAGE": kingressRef,
+		"INGRESS_IP":     IngressIP,
+		"PUBLIC":         "kingress." + knativeNamespace + ".svc.cluster.local",
+		"PRIVATE":        "kingress-internal." + knativeNamespace + ".svc.cluster.local",
+	})), "kingress")
 	if err != nil {
 		return nil, nil, err
 	}
-	all = append(all, ing...)
-	all = configure(all)
-
-	var crds []*extv1.CustomResourceDefinition
-	objs := all[:0]
-	for _, o := range all {
-		if o.GetKind() != "CustomResourceDefinition" {
-			objs = append(objs, o)
-			continue
-		}
-		crd := &extv1.CustomResourceDefinition{}
-		if err := kruntime.DefaultUnstructuredConverter.FromUnstructured(o.Object, crd); err != nil {
-			return nil, nil, errors.Wrap(err, errKnativeCRD)
-		}
-		crds = append(crds, crd)
-	}
-	return crds, objs, nil
+	return local.SplitCRDs(configure(append(all, ing...)))
 }
 
 // knativeVersion is the version of Knative Serving the wrapper module
@@ -236,24 +220,16 @@ func configure(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
 // knativeAvailable waits until every Deployment of Knative's namespace
 // that runs a replica has one available.
 func (c *Cluster) knativeAvailable(ctx context.Context) error {
-	for _, ns := range []string{"knative-serving"} {
-		l := &appsv1.DeploymentList{}
-		if err := c.kube.List(ctx, l, client.InNamespace(ns)); err != nil {
-			return errors.Wrapf(err, errFmtKnativeRollout, "Deployments", ns, "")
+	l := &appsv1.DeploymentList{}
+	if err := c.kube.List(ctx, l, client.InNamespace(knativeNamespace)); err != nil {
+		return errors.Wrap(err, errKnativeDeployments)
+	}
+	for _, d := range l.Items {
+		if d.Spec.Replicas != nil && *d.Spec.Replicas == 0 {
+			continue
 		}
-		for _, d := range l.Items {
-			if d.Spec.Replicas != nil && *d.Spec.Replicas == 0 {
-				continue
-			}
-			key := client.ObjectKeyFromObject(&d)
-			err := poll(ctx, func(ctx context.Context) (bool, error) {
-				got := &appsv1.Deployment{}
-				err := c.kube.Get(ctx, key, got)
-				return err == nil && got.Status.AvailableReplicas > 0, err
-			})
-			if err != nil {
-				return errors.Wrapf(err, errFmtKnativeRollout, d.Name, ns, d.Name)
-			}
+		if err := c.available(ctx, "Knative's "+d.Name, client.ObjectKeyFromObject(&d)); err != nil {
+			return err
 		}
 	}
 	return nil
