@@ -84,15 +84,19 @@ kaniko:
 	go run ./cluster/images --binary=$(BIN)/kaniko-executor --name=executor --dir=/kaniko --root \
 		--arch=$(shell go env GOARCH) --tag=$(KANIKO_IMAGE) --out=$(BIN)/kaniko.tar
 
-## knative: Knative Serving, built from its module, and the
-## local cluster's networking layer (cluster/local/cmd/kingress), each as an
-## image tarball the node imports, tagged registry.local/knative/NAME, where
-## NAME is the command's path with - for /cmd/ and / (serving-controller). A
-## tarball is assembled again only when its binary changed. One at a time:
-## they share their packages, which two builds at once would each compile.
+## knative: Knative Serving and Eventing (the MT channel broker and the
+## in-memory channel), built from their modules, and the local cluster's
+## networking layer (cluster/local/cmd/kingress), each as an image tarball
+## the node imports, tagged registry.local/knative/NAME:VERSION, where NAME
+## is the command's path with - for /cmd/ and / (serving-controller) and
+## VERSION its module's. A tarball is assembled again only when its binary
+## changed. One at a time: they share their packages, which two builds at
+## once would each compile.
 KNATIVE_MOD := cluster/local/build/knative
-KNATIVE_VERSION := $(shell awk '$$1=="require" && $$2=="knative.dev/serving" {print $$3}' $(KNATIVE_MOD)/go.mod)
-KNATIVE_CMDS := serving/cmd/controller serving/cmd/activator serving/cmd/autoscaler serving/cmd/webhook serving/cmd/queue
+KNATIVE_CMDS := serving/cmd/controller serving/cmd/activator serving/cmd/autoscaler serving/cmd/webhook serving/cmd/queue \
+	eventing/cmd/controller eventing/cmd/webhook eventing/cmd/mtping eventing/cmd/mtchannel_broker \
+	eventing/cmd/broker/ingress eventing/cmd/broker/filter \
+	eventing/cmd/in_memory/channel_controller eventing/cmd/in_memory/channel_dispatcher
 ZONEINFO := $(shell go env GOROOT)/lib/time/zoneinfo.zip
 # image BINARY TAG: assemble the binary's image, when it is newer than the
 # tarball.
@@ -102,8 +106,9 @@ image = if [[ $(BIN)/$(1) -nt $(BIN)/$(1).tar ]]; then \
 knative:
 	@for c in $(KNATIVE_CMDS); do \
 		n=$${c//\/cmd\//-}; n=$${n//\//-}; \
+		v=$$(awk -v m="knative.dev/$${c%%/*}" '$$1==m {print $$2}' $(KNATIVE_MOD)/go.mod); \
 		$(GOBUILD) knative-$$n $(KNATIVE_MOD) knative.dev/$$c; \
-		$(call image,knative-$$n,registry.local/knative/$$n:$(KNATIVE_VERSION)); \
+		$(call image,knative-$$n,registry.local/knative/$$n:$$v); \
 	done
 	go build -o $(BIN)/kingress ./cluster/local/cmd/kingress
 	@$(call image,kingress,registry.local/knative/kingress:dev)

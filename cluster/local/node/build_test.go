@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -27,33 +25,23 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
-// kanikoRef is where the build tests publish make kaniko's executor.
-const kanikoRef = Registry + "/tools/kaniko-executor:v1.24.0"
-
-// A runtime is a language and version the build tests build for real, on
-// a base image make base-images made from Debian's packages.
+// A runtime is a function the build tests build for real, on one of the
+// node's base images.
 type runtime struct {
-	// name of the function; image of the base image on the registry.
-	name, image string
-	language    v1alpha1.Language
-	version     string
-	rootfs      string
-	env         []string
-	code        string
+	// name of the function.
+	name string
+	base BaseImage
+	code string
 }
 
-// runtimes are every language and version with a real base image here.
+// runtimes are a function for every base image here.
 var runtimes = map[string]runtime{
 	"Python3.11": {
-		name: "hello-python", image: "python:3.11",
-		language: v1alpha1.LanguagePython, version: "3.11", rootfs: "python-3.11",
-		env:  []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"},
+		name: "hello-python", base: python311,
 		code: "def handler(event, context):\n    order = event.get(\"data\", {})\n    return {\"accepted\": order.get(\"id\")}\n",
 	},
 	"NodeJS18": {
-		name: "hello-nodejs", image: "node:18",
-		language: v1alpha1.LanguageNodeJS, version: "18", rootfs: "nodejs-18",
-		env:  []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
+		name: "hello-nodejs", base: nodejs18,
 		code: "exports.handler = async (event, context) => ({ accepted: event.data.id });\n",
 	},
 }
@@ -63,7 +51,8 @@ var runtimes = map[string]runtime{
 // real Job controller, kubelet and Kaniko, pushes it to the node's
 // registry, deploys render's Knative Service with the built image on real
 // Knative Serving, and sends it a CloudEvent through the node's ingress,
-// as a caller outside the cluster would. Issue 56's images held links into the ConfigMap's ..data
+// as a caller outside the cluster would, then through render's Broker and
+// Trigger on real Knative Eventing. Issue 56's images held links into the ConfigMap's ..data
 // folder, which dangled: the wrapper could not be found and the container
 // exited.
 func TestInlineServes(t *testing.T) {
@@ -104,6 +93,8 @@ func inlineServes(t *testing.T, rt runtime) {
 		t.Errorf("the function answered %d %q; want 200 with the handler's reply", status, body)
 	}
 	t.Logf("the function replied through the ingress in %s", time.Since(start).Round(time.Millisecond))
+
+	brokerDelivers(ctx, t, kube, built)
 }
 
 // serviceReady waits until Knative reports the Service Ready and returns
@@ -190,34 +181,32 @@ func targetClient(t *testing.T) client.Client {
 func publishBase(ctx context.Context, t *testing.T, c *Cluster, rt runtime) string {
 	t.Helper()
 	bin := binDir(t)
-	publish(ctx, t, c, filepath.Join(bin, "kaniko.tar"), kanikoRef)
-	base, err := RootFSImage(filepath.Join(bin, "..", "rootfs", rt.rootfs), rt.env)
-	if err != nil {
-		t.Fatalf("%v: run make base-images", err)
+	if err := c.PublishExecutor(ctx, bin); err != nil {
+		t.Fatalf("%v: run make kaniko", err)
 	}
-	ref := Registry + "/library/" + rt.image
-	tarball := filepath.Join(t.TempDir(), "base.tar")
-	if err := WriteImage(base, ref, tarball); err != nil {
+	if err := c.PublishBase(ctx, bin, rt.base); err != nil {
 		t.Fatal(err)
 	}
-	publish(ctx, t, c, tarball, ref)
-	return ref
+	return rt.base.Ref
 }
 
 // renderInline renders the runtime's inline function in a namespace of
-// its own, to build on baseRef and push to the node's registry.
+// its own, to build on baseRef and push to the node's registry, with a
+// Broker of its own that a Trigger subscribes it to.
 func renderInline(ctx context.Context, t *testing.T, kube client.Client, rt runtime, baseRef string) *render.Objects {
 	t.Helper()
 	ns := testkit.Namespace(ctx, t, kube, "functions-", "")
 	fn := testkit.InlineFunction(ns, rt.name, rt.code)
-	fn.Spec.ForProvider.Runtime = &v1alpha1.Runtime{Language: &rt.language, Version: &rt.version}
-	objs, err := render.Function(render.FunctionInput{
-		Namespace: ns, Name: fn.Name, Spec: fn.Spec.ForProvider,
-		Defaults: render.Defaults{
-			Registry: Registry + "/lambdas", ExecutorImage: kanikoRef, InsecureRegistries: []string{Registry},
-			BaseImages: []v1alpha1.BaseImage{{Language: rt.language, Image: v1alpha1.BaseImageReference(baseRef)}},
-		},
-	})
+	fn.Spec.ForProvider.Runtime = &v1alpha1.Runtime{Language: &rt.base.Language, Version: &rt.base.Version}
+	// A Trigger that filters nothing: every event of the Broker but the
+	// function's own replies.
+	fn.Spec.ForProvider.Eventing = &v1alpha1.FunctionEventing{
+		Broker:   &v1alpha1.Broker{Create: true},
+		Triggers: []v1alpha1.Trigger{{Name: "all"}},
+	}
+	d := render.BuildDefaults(BuildDefaults())
+	d.BaseImages = []v1alpha1.BaseImage{{Language: rt.base.Language, Image: v1alpha1.BaseImageReference(baseRef)}}
+	objs, err := render.Function(render.FunctionInput{Namespace: ns, Name: fn.Name, Spec: fn.Spec.ForProvider, Defaults: d})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,15 +234,4 @@ func runBuild(ctx context.Context, t *testing.T, kube client.Client, objs *rende
 		t.Fatalf("the build Job did not finish: %v", err)
 	}
 	return job, pods.Items
-}
-
-// publish publishes an image tarball of the project's cache on the node.
-func publish(ctx context.Context, t *testing.T, c *Cluster, tarball, ref string) {
-	t.Helper()
-	if _, err := os.Stat(tarball); err != nil {
-		t.Fatalf("%v: run make kaniko", err)
-	}
-	if err := c.Publish(ctx, tarball, ref); err != nil {
-		t.Fatal(err)
-	}
 }

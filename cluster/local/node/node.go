@@ -93,7 +93,7 @@ type Options struct {
 	// BinDir holds the binaries the project builds and PauseImage.
 	BinDir string
 	// Knative installs Knative Serving, with kingress as its networking
-	// layer, from the images make knative assembles.
+	// layer, and Knative Eventing, from the images make knative assembles.
 	Knative bool
 	// Dir holds the cluster's state, certificates and logs (Dir/run/logs).
 	// Dir/run is removed when the cluster stops, and what a killed run

@@ -1,0 +1,174 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"knative.dev/pkg/apis"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+// orderType is the type of the event the event tests send; the function's
+// reply is of orderType.response.
+const orderType = "com.example.order.created"
+
+// quiet is how long a sink must get nothing more for a delivery to be
+// judged as the only one: the Broker delivered the first within it.
+const quiet = 3 * time.Second
+
+// sendTimeout bounds a producer's wait on the Broker's ingress.
+const sendTimeout = 30 * time.Second
+
+// A received is what a sink got of one event.
+type received struct {
+	typ, source, body string
+}
+
+// brokerDelivers sends an event to the function's Broker, as a producer in
+// the cluster would, and checks that the function's reply reaches a second
+// subscriber, once: the function's Trigger filters nothing, and only its
+// filter of the function's own source keeps real Eventing from delivering
+// the reply back to the function, which would reply again.
+func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, built *render.Objects) {
+	t.Helper()
+	sink, got := recordingSink(t)
+	ns := built.Service.Namespace
+	source := render.FunctionSource(ns, built.Service.Name)
+	replies := &eventingv1.Trigger{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "replies"},
+		Spec: eventingv1.TriggerSpec{
+			Broker:     built.Broker.Name,
+			Filter:     &eventingv1.TriggerFilter{Attributes: eventingv1.TriggerFilterAttributes{"source": source}},
+			Subscriber: duckv1.Destination{URI: sink},
+		},
+	}
+	objs := []client.Object{built.Broker, replies}
+	for _, tr := range built.Triggers {
+		objs = append(objs, tr)
+	}
+	for _, o := range objs {
+		if err := kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	ingress := brokerReady(ctx, t, kube, built.Broker)
+	for _, tr := range append(built.Triggers, replies) {
+		triggerReady(ctx, t, kube, tr)
+	}
+	t.Logf("Knative made the Broker and its Triggers Ready in %s", time.Since(start).Round(time.Second))
+
+	start = time.Now()
+	// The in-memory channel answers the ingress once its subscribers have
+	// answered, and the Broker's filter once a reply is sent on: the
+	// producer waits on the whole chain, forever if the reply loops.
+	sent := make(chan error, 1)
+	go func() { sent <- send(ctx, ingress, `{"id": "order-2"}`) }()
+	select {
+	case r := <-got:
+		want := received{typ: orderType + ".response", source: source, body: `{"accepted":"order-2"}`}
+		r.body = string(bytes.Join(bytes.Fields([]byte(r.body)), nil))
+		if r != want {
+			t.Errorf("the reply's subscriber got %+v; want %+v", r, want)
+		}
+		t.Logf("the reply reached its subscriber through the Broker in %s", time.Since(start).Round(time.Millisecond))
+	case <-ctx.Done():
+		t.Fatal("the function's reply never reached its subscriber through the Broker")
+	}
+	select {
+	case r := <-got:
+		t.Errorf("the reply's subscriber got a second event %+v: the Broker delivered the function's reply back to it", r)
+	case <-time.After(quiet):
+	}
+	if err := <-sent; err != nil {
+		t.Error(err)
+	}
+}
+
+// recordingSink serves on the host's end of the node's link, which pods
+// reach, and records each event it gets.
+func recordingSink(t *testing.T) (*apis.URL, <-chan received) {
+	t.Helper()
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", HostIP+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan received, 16)
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		select {
+		case got <- received{typ: r.Header.Get("Ce-Type"), source: r.Header.Get("Ce-Source"), body: string(body)}:
+		default: // A loop's events past what the test reads.
+		}
+		w.WriteHeader(http.StatusAccepted)
+	})}
+	go srv.Serve(l) //nolint:errcheck // Ends when the test closes it.
+	t.Cleanup(func() { _ = srv.Close() })
+	return &apis.URL{Scheme: "http", Host: l.Addr().String(), Path: "/"}, got
+}
+
+// brokerReady waits until Knative reports the Broker Ready and returns its
+// ingress's address as the host reaches it: the ingress Service's cluster
+// IP, with the path of the Broker's address.
+func brokerReady(ctx context.Context, t *testing.T, kube client.Client, b *eventingv1.Broker) string {
+	t.Helper()
+	err := poll(ctx, func(ctx context.Context) (bool, error) {
+		err := kube.Get(ctx, client.ObjectKeyFromObject(b), b)
+		return err == nil && b.Status.GetCondition(apis.ConditionReady).IsTrue() && b.Status.Address != nil && b.Status.Address.URL != nil, err
+	})
+	if err != nil {
+		t.Fatalf("the Broker is not Ready (%v): %+v", err, b.Status.Conditions)
+	}
+	svc := &corev1.Service{}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: eventingNamespace, Name: "broker-ingress"}, svc); err != nil {
+		t.Fatal(err)
+	}
+	return "http://" + svc.Spec.ClusterIP + b.Status.Address.URL.Path
+}
+
+// triggerReady waits until Knative reports the Trigger Ready.
+func triggerReady(ctx context.Context, t *testing.T, kube client.Client, tr *eventingv1.Trigger) {
+	t.Helper()
+	err := poll(ctx, func(ctx context.Context) (bool, error) {
+		err := kube.Get(ctx, client.ObjectKeyFromObject(tr), tr)
+		return err == nil && tr.Status.GetCondition(apis.ConditionReady).IsTrue(), err
+	})
+	if err != nil {
+		t.Fatalf("the Trigger %s is not Ready (%v): %+v", tr.Name, err, tr.Status.Conditions)
+	}
+}
+
+// send posts an order event to the Broker's ingress.
+func send(ctx context.Context, ingress, data string) error {
+	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ingress, bytes.NewBufferString(data))
+	if err != nil {
+		return err
+	}
+	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "2", "Ce-Source": "test", "Ce-Type": orderType, "Content-Type": "application/json"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("the Broker's ingress did not answer: %w", err)
+	}
+	defer resp.Body.Close() //nolint:errcheck // Only read.
+	if resp.StatusCode != http.StatusAccepted {
+		body, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("the Broker's ingress answered %d %q; want 202", resp.StatusCode, body)
+	}
+	return nil
+}
