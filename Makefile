@@ -187,7 +187,7 @@ test: controlplane kube-controller-manager node kaniko knative base-images tests
 ## a local control plane, installed from a registry by the package manager,
 ## driving a claim and a v2 XR to Knative workloads; then the same with
 ## claims that Flux applies from a git repository.
-e2e: controlplane kube-controller-manager crossplane crossplane-core flux xpkg
+e2e: controlplane kube-controller-manager node kaniko knative base-images crossplane crossplane-core flux xpkg
 	go test -tags e2e -count=1 -v -timeout=30m ./cluster/e2e
 
 ## chaos: 300 LambdaFunctions converge while the provider is killed 10 times
@@ -230,9 +230,10 @@ bench: controlplane peers
 	go run ./cluster/bench/cmd/fnbench --peers=$(PEERS)
 	go run ./cluster/bench/cmd/providerbench --peer=$(PEERS)/provider-kubernetes $(BENCH_FLAGS)
 
-## run: the provider against the current kube context, or a local control plane,
-## and the function for crossplane render.
-run: controlplane crossplane
+## run: the provider against the current kube context, or else the local
+## cluster (RUN_FLAGS=--api-server-only: an API server alone), and the
+## function for crossplane render.
+run: controlplane crossplane node kaniko knative base-images
 	go build -o $(BIN)/run ./cluster/local/cmd/run
 	$(BIN)/run $(RUN_FLAGS)
 

@@ -170,6 +170,8 @@ func EventingReadiness(desired []kube.Object, live func(kube.Object) kube.Object
 			return EventingState{Message: what + " has no Ready condition yet"}
 		case c.IsFalse() && sinkPending(d, c):
 			return EventingState{Message: what + ": " + said(c) + msgSinkPending}
+		case c.IsFalse() && subscriberPending(l, c):
+			return EventingState{Message: what + ": " + said(c) + msgSubscriberPending}
 		case c.IsFalse():
 			return EventingState{Failed: true, Message: what + ": " + said(c)}
 		case !c.IsTrue():
@@ -188,6 +190,23 @@ const msgSinkPending = " (its sink is the workload's own Service, which Knative'
 // an address, not a failure.
 func sinkPending(d kube.Object, c *apis.Condition) bool {
 	return d.GetObjectKind().GroupVersionKind().Kind == "PingSource" && c.Reason == "NotFound"
+}
+
+// msgSubscriberPending says why a Trigger that found no address for its
+// subscriber is waited for.
+const msgSubscriberPending = " (its subscriber is the workload's own Service, which Knative's Trigger reconciler resolves again once the Service has an address)"
+
+// reasonSubscriberUnresolved is the reason Knative's Trigger reconciler
+// gives a subscriber it cannot resolve to a URI.
+const reasonSubscriberUnresolved = "Unable to get the Subscriber's URI"
+
+// subscriberPending is true for a Trigger of the workload's own Service
+// that found no address for it: the Trigger was reconciled before the
+// Service had one, which real Eventing reports as False, not Unknown. A
+// Trigger that forwards to a Broker's address has a URI, never this.
+func subscriberPending(live kube.Object, c *apis.Condition) bool {
+	t, ok := live.(*eventingv1.Trigger)
+	return ok && c.Reason == reasonSubscriberUnresolved && t.Spec.Subscriber.Ref != nil && t.Spec.Subscriber.Ref.Kind == "Service"
 }
 
 // said is a Knative condition's reason and message.

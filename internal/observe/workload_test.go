@@ -190,6 +190,13 @@ func TestEventingReadiness(t *testing.T) {
 	}
 	stale := settled(nil)
 	stale.Status.ObservedGeneration = 1
+	// What real Eventing said on the node of a Trigger made before its
+	// Service had an address.
+	notAddressed := "address not set for Kind = Service, Namespace = functions, Name = hello, APIVersion = serving.knative.dev/v1, Group = , Address = "
+	ofService := func(tr *eventingv1.Trigger) *eventingv1.Trigger {
+		tr.Spec.Subscriber = duckv1.Destination{Ref: &duckv1.KReference{APIVersion: "serving.knative.dev/v1", Kind: "Service", Name: "hello"}}
+		return tr
+	}
 	unknown := settled(func(ts *kneventingv1.TriggerStatus) {
 		ts.MarkBrokerUnknown("BrokerUnknown", "the Broker is not ready yet")
 	})
@@ -229,6 +236,17 @@ func TestEventingReadiness(t *testing.T) {
 			live:   []client.Object{readyBroker, settled(playact.DeadLetterSinkUnresolved(`services.serving.knative.dev "dlq" not found`))},
 			want: observe.EventingState{Failed: true,
 				Message: `Trigger hello-orders: Unable to get the dead letter sink's URI: services.serving.knative.dev "dlq" not found`},
+		},
+		"SubscriberNotAddressedYet": {
+			reason: "A Trigger reconciled before the workload's own Service had an address is waited for, in Knative's words: Knative resolves it again once the Service has one.",
+			live:   []client.Object{readyBroker, ofService(settled(playact.SubscriberUnresolved(notAddressed)))},
+			want: observe.EventingState{Message: "Trigger hello-orders: Unable to get the Subscriber's URI: " + notAddressed +
+				" (its subscriber is the workload's own Service, which Knative's Trigger reconciler resolves again once the Service has an address)"},
+		},
+		"SubscriberUnresolved": {
+			reason: "A Trigger of anything but a Service whose subscriber cannot be resolved fails.",
+			live:   []client.Object{readyBroker, settled(playact.SubscriberUnresolved(notAddressed))},
+			want:   observe.EventingState{Failed: true, Message: "Trigger hello-orders: Unable to get the Subscriber's URI: " + notAddressed},
 		},
 		"BrokerDoesNotExist": {
 			reason: "A Trigger whose Broker is gone fails.",

@@ -35,6 +35,17 @@ func DeadLetterSinkUnresolved(resolveError string) TriggerFault {
 	}
 }
 
+// SubscriberUnresolved is a Trigger whose subscriber cannot be resolved to
+// a URI; resolveError is what Knative's resolver returned. Real Eventing
+// reports it for a Trigger of a Knative Service that has no address yet:
+// "address not set for Kind = Service, Namespace = functions, Name = hello,
+// APIVersion = serving.knative.dev/v1, Group = , Address = ".
+func SubscriberUnresolved(resolveError string) TriggerFault {
+	return func(ts *kneventingv1.TriggerStatus) {
+		ts.MarkSubscriberResolvedFailed("Unable to get the Subscriber's URI", "%v", resolveError)
+	}
+}
+
 // SettleTrigger computes, without writing it, the status Knative's trigger
 // reconciler gives a Trigger whose Broker is Ready: Ready, or failed with
 // the fault.

@@ -1,9 +1,11 @@
 // Command run starts provider-knative-lambda and function-knative-lambda for
 // development: the provider against the current kube context when a cluster
-// answers, or else against a local control plane it starts itself, and the
-// function where crossplane render's Development runtime looks for it. It
-// installs the CRDs, applies the examples, and stops everything it started
-// on Ctrl-C.
+// answers, or else against the local cluster it starts itself (a real node
+// with Kaniko and Knative, or with --api-server-only an API server alone),
+// and the function where crossplane render's Development runtime looks for
+// it. It installs the CRDs, applies the first function (on the node) or the
+// examples (on the API server alone), and stops everything it started on
+// Ctrl-C.
 package main
 
 import (
@@ -16,13 +18,16 @@ import (
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/node"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 )
 
@@ -39,17 +44,20 @@ const functionAddress = "localhost:9443"
 func main() {
 	var (
 		app        = kingpin.New("run", "Run provider-knative-lambda against the current kube context or a local control plane.")
-		forceLocal = app.Flag("local", "Start a local control plane even when the current kube context answers.").Bool()
-		port       = app.Flag("port", "Port of the local kube-apiserver on 127.0.0.1; 0 picks a free one.").Default("0").Int()
-		examples   = app.Flag("examples", "Folder of manifests to apply once the provider runs; empty applies none.").Default("examples").String()
+		forceLocal = app.Flag("local", "Start the local cluster even when the current kube context answers.").Bool()
+		apiOnly    = app.Flag("api-server-only", "Start a local API server alone (etcd and kube-apiserver on loopback, with every CRD), not the node: nothing runs what the provider writes.").Bool()
+		port       = app.Flag("port", "Port of the local kube-apiserver on 127.0.0.1 with --api-server-only; 0 picks a free one.").Default("0").Int()
+		examples   = app.Flag("examples", "Folder of manifests to apply to an API server alone once the provider runs; empty applies none.").Default("examples").String()
 		debug      = app.Flag("debug", "Run the provider with debug logging.").Bool()
 		toCurrent  = app.Flag("apply-examples-to-current-context", "Apply the examples to the current kube context too; without it they go only to a local control plane this command started.").Bool()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
+	// The clients' own logs say nothing run's output does not.
+	ctrllog.SetLogger(logr.Discard())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, options{forceLocal: *forceLocal, port: *port, examples: *examples, debug: *debug, examplesToCurrent: *toCurrent}); err != nil {
+	if err := run(ctx, options{forceLocal: *forceLocal, apiOnly: *apiOnly, port: *port, examples: *examples, debug: *debug, examplesToCurrent: *toCurrent}); err != nil {
 		fmt.Fprintln(os.Stderr, "run:", err)
 		os.Exit(1)
 	}
@@ -58,6 +66,7 @@ func main() {
 // options of a run.
 type options struct {
 	forceLocal bool
+	apiOnly    bool
 	port       int
 	examples   string
 	debug      bool
@@ -74,9 +83,24 @@ func run(ctx context.Context, o options) error {
 	cacheDir := filepath.Join(root, ".cache")
 
 	cfg, kubeconfig := currentContext(ctx)
-	isLocal := o.forceLocal || cfg == nil
-	if isLocal {
-		fmt.Println("No cluster answers on the current kube context: starting a local control plane (etcd and kube-apiserver).")
+	isLocal := o.forceLocal || o.apiOnly || cfg == nil
+	var cluster *node.Cluster
+	switch {
+	case isLocal && !o.apiOnly:
+		cluster, err = startNode(ctx, root, filepath.Join(cacheDir, "bin"))
+		if err != nil {
+			return err
+		}
+		defer func() {
+			fmt.Println("Stopping the local cluster.")
+			if err := cluster.Stop(); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+			}
+		}()
+		cfg, kubeconfig = cluster.Config, cluster.Kubeconfig
+		fmt.Printf("Local cluster at %s\nReach it with:\n  export KUBECONFIG=%s\n", cfg.Host, kubeconfig)
+	case isLocal:
+		fmt.Println("Starting a local API server alone (etcd and kube-apiserver): nothing runs what the provider writes.")
 		cp, err := local.StartWithAllCRDs(ctx, local.Options{Port: o.port, DataDir: cacheDir})
 		if err != nil {
 			return err
@@ -93,7 +117,7 @@ func run(ctx context.Context, o options) error {
 		}
 		cfg = cp.Config
 		fmt.Printf("Local control plane at %s\nReach it with:\n  export KUBECONFIG=%s\n", cfg.Host, kubeconfig)
-	} else {
+	default:
 		fmt.Printf("Using the current kube context (%s).\n", cfg.Host)
 		crds, err := local.LoadCRDs(local.OwnCRDsDir(root))
 		if err != nil {
@@ -121,6 +145,17 @@ func run(ctx context.Context, o options) error {
 	defer fn.Stop()
 
 	switch {
+	case cluster != nil:
+		objs, err := nodeObjects(root)
+		if err != nil {
+			return err
+		}
+		if err := local.Apply(ctx, cfg, objs); err != nil {
+			return errors.Wrap(err, errApplyExamples)
+		}
+		if err := awaitFirst(ctx, cfg, objs); err != nil {
+			return err
+		}
 	case o.examples == "":
 	case !isLocal && !o.examplesToCurrent:
 		fmt.Printf("Not applying %s to %s, which this command did not start: pass --apply-examples-to-current-context to apply them there.\n", o.examples, cfg.Host)

@@ -1,0 +1,129 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/node"
+)
+
+// readyLine is what run says once the first function is Ready.
+var readyLine = regexp.MustCompile(`is Ready at (\S+),`)
+
+// TestRunServesFirstFunction runs the README's first command as a new
+// user does on a machine without a cluster: make run's program starts the
+// local cluster, the provider and the function, and applies the first
+// function, which Kaniko builds and Knative serves; the curl it prints
+// must answer with the handler's reply. Ctrl-C then leaves nothing behind.
+// It logs the times users judge it by: apply to Ready, and to the first
+// reply.
+func TestRunServesFirstFunction(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "run")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cluster/local/cmd/run")
+	build.Dir = repo
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build run: %v: %s", err, out)
+	}
+	// --local: the node, even where a kube context answers.
+	cmd := exec.CommandContext(ctx, bin, "--local")
+	cmd.Dir = repo
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		<-exited
+	}()
+
+	lines := bufio.NewScanner(out)
+	var applied time.Time
+	var fnURL string
+	for fnURL == "" && lines.Scan() {
+		line := lines.Text()
+		t.Log(line)
+		switch m := readyLine.FindStringSubmatch(line); {
+		case strings.HasPrefix(line, "Applied the first function"):
+			applied = time.Now()
+		case m != nil:
+			fnURL = m[1]
+		}
+	}
+	// The rest of run's output, until it exits.
+	go func() {
+		for lines.Scan() {
+			t.Log(lines.Text())
+		}
+		exited <- cmd.Wait()
+	}()
+	if fnURL == "" {
+		t.Fatal("run never said the first function is Ready")
+	}
+	t.Logf("the first function was Ready %s after run applied it", time.Since(applied).Round(time.Second))
+
+	status, body := order(ctx, t, fnURL)
+	if status != http.StatusOK || strings.Join(strings.Fields(body), "") != `{"accepted":42}` {
+		t.Errorf("the first function answered %d %q; want 200 with the handler's reply", status, body)
+	}
+	t.Logf("the first reply came %s after run applied the function", time.Since(applied).Round(time.Second))
+
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-exited:
+		exited <- err
+		if err != nil {
+			t.Errorf("run did not end cleanly on Ctrl-C: %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("run did not end within 2 minutes of Ctrl-C")
+	}
+	if ns, _ := exec.CommandContext(ctx, "ip", "netns", "list").Output(); bytes.Contains(ns, []byte(node.NetNS)) {
+		t.Errorf("run left the network namespace %s", node.NetNS)
+	}
+}
+
+// order sends the order event run's curl line sends, through the node's
+// ingress as curl does, and returns the reply's status and body.
+func order(ctx context.Context, t *testing.T, fnURL string) (int, string) {
+	t.Helper()
+	u, err := url.Parse(fnURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+node.IngressIP+"/", strings.NewReader(`{"id": 42}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = u.Host
+	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "1", "Ce-Source": "/manual", "Ce-Type": "com.example.order.created", "Content-Type": "application/json"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close() //nolint:errcheck // Only read.
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	_ "embed"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/node"
+)
+
+const (
+	errFirstFunction = "cannot read the first function"
+	errProviderCfg   = "cannot convert the local cluster's provider config"
+)
+
+// firstTimeout bounds the wait for the first function: a cold Kaniko
+// build and Knative's first Revision take under a minute here.
+const firstTimeout = 10 * time.Minute
+
+//go:embed first-function.yaml
+var firstFunction []byte
+
+// startNode starts the local cluster with Knative, installs the provider's
+// CRDs, and publishes what its builds run and start from.
+func startNode(ctx context.Context, root, bin string) (*node.Cluster, error) {
+	fmt.Println("Starting the local cluster (etcd, kube-apiserver, kubelet, containerd, CoreDNS, Knative Serving and Eventing) in the network namespace " + node.NetNS + "; about two minutes.")
+	c, err := node.Start(ctx, node.Options{BinDir: bin, Knative: true})
+	if err != nil {
+		return nil, err
+	}
+	if err := prepareNode(ctx, c, root, bin); err != nil {
+		_ = c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// prepareNode installs the provider's CRDs on the node and publishes the
+// Kaniko executor and the base images on its registry.
+func prepareNode(ctx context.Context, c *node.Cluster, root, bin string) error {
+	crds, err := local.LoadCRDs(local.OwnCRDsDir(root))
+	if err != nil {
+		return err
+	}
+	if err := local.InstallCRDs(c.Config, crds); err != nil {
+		return err
+	}
+	if err := c.PublishExecutor(ctx, bin); err != nil {
+		return err
+	}
+	for _, b := range node.BaseImages {
+		if err := c.PublishBase(ctx, bin, b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nodeObjects are what run applies to the local cluster: the default
+// ClusterProviderConfig, with builds on the node, the examples' namespace,
+// and the first function.
+func nodeObjects(root string) ([]*unstructured.Unstructured, error) {
+	pc := &v1alpha1.ClusterProviderConfig{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.ClusterProviderConfigKind},
+		ObjectMeta: metav1.ObjectMeta{Name: "default"},
+		Spec: v1alpha1.ClusterProviderConfigSpec{
+			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"lambda.crossplane.io/tenant": "true"}},
+			Credentials:       v1alpha1.ClusterProviderCredentials{Source: v1alpha1.CredentialsSourceInjectedIdentity},
+			Build:             node.BuildDefaults(),
+		},
+	}
+	u, err := kruntime.DefaultUnstructuredConverter.ToUnstructured(pc)
+	if err != nil {
+		return nil, errors.Wrap(err, errProviderCfg)
+	}
+	ns, err := manifest.Read(filepath.Join(root, "examples", "namespace.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	fn, err := manifest.Decode(firstFunction, "first-function.yaml")
+	if err != nil {
+		return nil, errors.Wrap(err, errFirstFunction)
+	}
+	return append(append([]*unstructured.Unstructured{{Object: u}}, ns...), fn...), nil
+}
+
+// awaitFirst waits until the first function is Ready, saying what it goes
+// through, and then how to call it from this machine.
+func awaitFirst(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured) error {
+	kube, err := client.New(cfg, client.Options{})
+	if err != nil {
+		return err
+	}
+	first := objs[len(objs)-1]
+	key := client.ObjectKeyFromObject(first)
+	fmt.Printf("Applied the first function, %s: Kaniko builds it on the node, then Knative serves it.\n", key)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, firstTimeout)
+	defer cancel()
+	said := ""
+	for {
+		fn := &unstructured.Unstructured{}
+		fn.SetGroupVersionKind(first.GroupVersionKind())
+		if err := kube.Get(ctx, key, fn); err == nil {
+			phase, _, _ := unstructured.NestedString(fn.Object, "status", "atProvider", "phase")
+			ready, message := readyCondition(fn)
+			if now := strings.TrimSuffix(phase+": "+message, ": "); phase != "" && now != said {
+				fmt.Printf("  %3.0fs %s\n", time.Since(start).Seconds(), now)
+				said = now
+			}
+			if ready {
+				addr, _, _ := unstructured.NestedString(fn.Object, "status", "atProvider", "url")
+				fmt.Printf("%s is Ready at %s, %s after it was applied. Send it an event from this machine:\n"+
+					"  curl -i http://%s/ -H 'Host: %s' -H 'Ce-Specversion: 1.0' -H 'Ce-Id: 1' -H 'Ce-Source: /manual' \\\n"+
+					"    -H 'Ce-Type: com.example.order.created' -H 'Content-Type: application/json' -d '{\"id\": 42}'\n",
+					key, addr, time.Since(start).Round(time.Second), node.IngressIP, hostOf(addr))
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			fmt.Printf("%s is not Ready after %s: see kubectl describe lambdafunction -n %s %s\n", key, firstTimeout, key.Namespace, key.Name)
+			return nil
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// readyCondition is the Ready condition of a resource: whether it is True,
+// and its message.
+func readyCondition(u *unstructured.Unstructured) (bool, string) {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, ok := c.(map[string]any)
+		if !ok || m["type"] != "Ready" {
+			continue
+		}
+		message, _ := m["message"].(string)
+		return m["status"] == "True", message
+	}
+	return false, ""
+}
+
+// hostOf is the host of a URL, which the ingress routes by.
+func hostOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Host
+}
