@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,12 +53,18 @@ var runtimes = map[string]runtime{
 // registry, deploys render's Knative Service with the built image on real
 // Knative Serving, and sends it a CloudEvent through the node's ingress,
 // as a caller outside the cluster would, then through render's Broker and
-// Trigger on real Knative Eventing. Issue 56's images held links into the ConfigMap's ..data
+// Trigger on real Knative Eventing, and once more after Knative scaled it to
+// zero. Issue 56's images held links into the ConfigMap's ..data
 // folder, which dangled: the wrapper could not be found and the container
 // exited.
 func TestInlineServes(t *testing.T) {
 	for name, rt := range runtimes {
-		t.Run(name, func(t *testing.T) { inlineServes(t, rt) })
+		t.Run(name, func(t *testing.T) {
+			// Most of each is waiting: on Kaniko, Knative, and the
+			// function to idle to zero.
+			t.Parallel()
+			inlineServes(t, rt)
+		})
 	}
 }
 
@@ -80,6 +87,7 @@ func inlineServes(t *testing.T, rt runtime) {
 		t.Fatal(err)
 	}
 	svc := built.Service
+	idleQuickly(svc)
 	if err := kube.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +103,7 @@ func inlineServes(t *testing.T, rt runtime) {
 	t.Logf("the function replied through the ingress in %s", time.Since(start).Round(time.Millisecond))
 
 	brokerDelivers(ctx, t, kube, built)
+	scalesToZeroAndBack(ctx, t, kube, svc, url)
 }
 
 // serviceReady waits until Knative reports the Service Ready and returns
@@ -176,10 +185,16 @@ func targetClient(t *testing.T) client.Client {
 	return kube
 }
 
+// publishing keeps tests that run in parallel from importing one image
+// into containerd at once, which it refuses (its ref is locked).
+var publishing sync.Mutex
+
 // publishBase publishes make kaniko's executor and the runtime's base image
 // on the node's registry, and returns the base image's reference.
 func publishBase(ctx context.Context, t *testing.T, c *Cluster, rt runtime) string {
 	t.Helper()
+	publishing.Lock()
+	defer publishing.Unlock()
 	bin := binDir(t)
 	if err := c.PublishExecutor(ctx, bin); err != nil {
 		t.Fatalf("%v: run make kaniko", err)

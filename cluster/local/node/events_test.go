@@ -3,6 +3,7 @@ package node
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -28,8 +29,12 @@ const orderType = "com.example.order.created"
 // judged as the only one: the Broker delivered the first within it.
 const quiet = 3 * time.Second
 
-// sendTimeout bounds a producer's wait on the Broker's ingress.
+// sendTimeout bounds a producer's tries to deliver an event.
 const sendTimeout = 30 * time.Second
+
+// resend is how long a producer waits for a reply to an accepted event
+// before it sends the event again.
+const resend = 5 * time.Second
 
 // A received is what a sink got of one event.
 type received struct {
@@ -71,29 +76,51 @@ func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, built
 	t.Logf("Knative made the Broker and its Triggers Ready in %s", time.Since(start).Round(time.Second))
 
 	start = time.Now()
-	// The in-memory channel answers the ingress once its subscribers have
-	// answered, and the Broker's filter once a reply is sent on: the
-	// producer waits on the whole chain, forever if the reply loops.
-	sent := make(chan error, 1)
-	go func() { sent <- send(ctx, ingress, `{"id": "order-2"}`) }()
-	select {
-	case r := <-got:
-		want := received{typ: orderType + ".response", source: source, body: `{"accepted":"order-2"}`}
-		r.body = string(bytes.Join(bytes.Fields([]byte(r.body)), nil))
-		if r != want {
-			t.Errorf("the reply's subscriber got %+v; want %+v", r, want)
-		}
-		t.Logf("the reply reached its subscriber through the Broker in %s", time.Since(start).Round(time.Millisecond))
-	case <-ctx.Done():
-		t.Fatal("the function's reply never reached its subscriber through the Broker")
+	sent, replied := make(chan error, 1), make(chan struct{})
+	go func() { sent <- send(ctx, t, ingress, `{"id": "order-2"}`, replied) }()
+	r, err := firstReply(got, sent)
+	close(replied)
+	if err != nil {
+		t.Fatal(err)
 	}
-	select {
-	case r := <-got:
-		t.Errorf("the reply's subscriber got a second event %+v: the Broker delivered the function's reply back to it", r)
-	case <-time.After(quiet):
+	want := received{typ: orderType + ".response", source: source, body: `{"accepted":"order-2"}`}
+	r.body = string(bytes.Join(bytes.Fields([]byte(r.body)), nil))
+	if r != want {
+		t.Errorf("the reply's subscriber got %+v; want %+v", r, want)
+	}
+	t.Logf("the reply reached its subscriber through the Broker in %s", time.Since(start).Round(time.Millisecond))
+	// A reply delivered back to the function is answered with a reply of
+	// its own, of type <reply's type>.response.
+	var looped []received
+	for end := time.After(quiet); end != nil; {
+		select {
+		case r := <-got:
+			if r.typ != want.typ {
+				looped = append(looped, r)
+			}
+		case <-end:
+			end = nil
+		}
+	}
+	if len(looped) > 0 {
+		t.Errorf("the reply's subscriber got %d replies to replies, the first %+v: the Broker delivered the function's reply back to it", len(looped), looped[0])
 	}
 	if err := <-sent; err != nil {
 		t.Error(err)
+	}
+}
+
+// firstReply is the first event the sink got, or why none came: the
+// producer's error, or nothing within the time the producer tries.
+func firstReply(got <-chan received, sent chan error) (received, error) {
+	select {
+	case r := <-got:
+		return r, nil
+	case err := <-sent:
+		sent <- err // for the caller, which reads it at the end
+		return received{}, err
+	case <-time.After(sendTimeout + quiet):
+		return received{}, errors.New("the function's reply never reached its subscriber through the Broker")
 	}
 }
 
@@ -150,25 +177,54 @@ func triggerReady(ctx context.Context, t *testing.T, kube client.Client, tr *eve
 	}
 }
 
-// send posts an order event to the Broker's ingress.
-func send(ctx context.Context, ingress, data string) error {
+// send posts an order event to the Broker's ingress until a reply came, as
+// a producer that delivers at least once does. For a moment after Knative
+// reports a Broker and its Triggers Ready, its ingress may not know the
+// Broker yet (it answers 404), or the channel's dispatcher the Triggers'
+// subscriptions (it accepts the event and delivers it to no one). The
+// in-memory channel answers the ingress once its subscribers have answered,
+// and the Broker's filter once a reply is sent on: post returns after the
+// whole chain, and never if the reply loops.
+func send(ctx context.Context, t *testing.T, ingress, data string, replied <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
+	for {
+		status, body, err := post(ctx, ingress, data)
+		if err != nil {
+			return fmt.Errorf("the Broker's ingress did not answer: %w", err)
+		}
+		if status == http.StatusAccepted {
+			select {
+			case <-replied:
+				return nil
+			case <-ctx.Done():
+				return nil // firstReply says no reply came.
+			case <-time.After(resend):
+			}
+		}
+		t.Logf("the Broker's ingress answered %d %q, and no reply came: sending the event again", status, body)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the Broker's ingress answered %d %q; want 202", status, body)
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// post posts an order event to the Broker's ingress once.
+func post(ctx context.Context, ingress, data string) (int, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ingress, bytes.NewBufferString(data))
 	if err != nil {
-		return err
+		return 0, "", err
 	}
 	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "2", "Ce-Source": "test", "Ce-Type": orderType, "Content-Type": "application/json"} {
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("the Broker's ingress did not answer: %w", err)
+		return 0, "", err
 	}
 	defer resp.Body.Close() //nolint:errcheck // Only read.
-	if resp.StatusCode != http.StatusAccepted {
-		body, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("the Broker's ingress answered %d %q; want 202", resp.StatusCode, body)
-	}
-	return nil
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), nil
 }
