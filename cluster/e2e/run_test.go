@@ -6,9 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,23 +107,9 @@ func TestRunServesFirstFunction(t *testing.T) {
 // ingress as curl does, and returns the reply's status and body.
 func order(ctx context.Context, t *testing.T, fnURL string) (int, string) {
 	t.Helper()
-	u, err := url.Parse(fnURL)
+	status, body, err := node.CallFunction(ctx, fnURL, "com.example.order.created", `{"id": 42}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+node.IngressIP+"/", strings.NewReader(`{"id": 42}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Host = u.Host
-	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "1", "Ce-Source": "/manual", "Ce-Type": "com.example.order.created", "Content-Type": "application/json"} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close() //nolint:errcheck // Only read.
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return status, body
 }

@@ -1,10 +1,8 @@
 package node
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -132,26 +130,16 @@ func serviceReady(ctx context.Context, t *testing.T, c *Cluster, kube client.Cli
 	return nil
 }
 
-// invoke sends a CloudEvent to url through the node's public ingress, as
-// a caller outside the cluster would, and returns the status and body of
+// invoke sends an order event to url through the node's public ingress,
+// as a caller outside the cluster would, and returns the status and body of
 // the reply.
 func invoke(ctx context.Context, t *testing.T, url *apis.URL, data string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+IngressIP+url.Path+"/", bytes.NewBufferString(data))
+	status, body, err := CallFunction(ctx, url.String(), orderType, data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Host = url.Host
-	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "1", "Ce-Source": "test", "Ce-Type": "com.example.order.created", "Content-Type": "application/json"} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close() //nolint:errcheck // Only read.
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body)
+	return status, body
 }
 
 // previousLog is what the kubelet says of a container that exited, and

@@ -213,18 +213,5 @@ func send(ctx context.Context, t *testing.T, ingress, data string, replied <-cha
 
 // post posts an order event to the Broker's ingress once.
 func post(ctx context.Context, ingress, data string) (int, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ingress, bytes.NewBufferString(data))
-	if err != nil {
-		return 0, "", err
-	}
-	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "2", "Ce-Source": "test", "Ce-Type": orderType, "Content-Type": "application/json"} {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close() //nolint:errcheck // Only read.
-	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), nil
+	return postEvent(ctx, ingress, "", orderType, data)
 }

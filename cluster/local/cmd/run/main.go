@@ -91,12 +91,7 @@ func run(ctx context.Context, o options) error {
 		if err != nil {
 			return err
 		}
-		defer func() {
-			fmt.Println("Stopping the local cluster.")
-			if err := cluster.Stop(); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-			}
-		}()
+		defer stopping("the local cluster", cluster.Stop)
 		cfg, kubeconfig = cluster.Config, cluster.Kubeconfig
 		fmt.Printf("Local cluster at %s\nReach it with:\n  export KUBECONFIG=%s\n", cfg.Host, kubeconfig)
 	case isLocal:
@@ -105,12 +100,7 @@ func run(ctx context.Context, o options) error {
 		if err != nil {
 			return err
 		}
-		defer func() {
-			fmt.Println("Stopping the local control plane.")
-			if err := cp.Stop(); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-			}
-		}()
+		defer stopping("the local control plane", cp.Stop)
 		kubeconfig = filepath.Join(cacheDir, "local", "kubeconfig")
 		if err := cp.WriteKubeconfig(kubeconfig); err != nil {
 			return err
@@ -190,6 +180,14 @@ func startBuilt(ctx context.Context, root, name, pkg string, env []string, args 
 		return nil, err
 	}
 	return process.Start(name, bin, process.Options{Env: env}, args...)
+}
+
+// stopping stops what run started, saying so.
+func stopping(what string, stop func() error) {
+	fmt.Println("Stopping " + what + ".")
+	if err := stop(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	}
 }
 
 // currentContext returns the REST config and kubeconfig path of the current

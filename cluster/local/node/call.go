@@ -1,0 +1,44 @@
+package node
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// CallFunction sends a CloudEvent of eventType, with data as its JSON body,
+// to the Knative Service at fnURL, as curl on this machine does: to the
+// node's public ingress, which routes by the URL's host. It returns the
+// reply's status and body.
+func CallFunction(ctx context.Context, fnURL, eventType, data string) (int, string, error) {
+	u, err := url.Parse(fnURL)
+	if err != nil {
+		return 0, "", err
+	}
+	return postEvent(ctx, "http://"+IngressIP+u.Path+"/", u.Host, eventType, data)
+}
+
+// postEvent posts a CloudEvent in binary mode to target, with host as the
+// request's Host when it is not empty, and returns the reply's status and
+// body.
+func postEvent(ctx context.Context, target, host, eventType, data string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(data))
+	if err != nil {
+		return 0, "", err
+	}
+	if host != "" {
+		req.Host = host
+	}
+	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "1", "Ce-Source": "/manual", "Ce-Type": eventType, "Content-Type": "application/json"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close() //nolint:errcheck // Only read.
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
