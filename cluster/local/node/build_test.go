@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"knative.dev/pkg/apis"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -71,7 +72,8 @@ func inlineServes(t *testing.T, rt runtime) {
 	defer cancel()
 	c, kube := sharedCluster(t), targetClient(t)
 	baseRef := publishBase(ctx, t, c, rt)
-	objs := renderInline(ctx, t, kube, rt, baseRef)
+	sink := recordingSink(t)
+	objs := renderInline(ctx, t, kube, rt, baseRef, sink)
 	start := time.Now()
 	job, pods := runBuild(ctx, t, kube, objs)
 	outcome := observe.Build(job, pods)
@@ -100,7 +102,7 @@ func inlineServes(t *testing.T, rt runtime) {
 	}
 	t.Logf("the function replied through the ingress in %s", time.Since(start).Round(time.Millisecond))
 
-	brokerDelivers(ctx, t, kube, built)
+	brokerDelivers(ctx, t, kube, built, sink)
 	scalesToZeroAndBack(ctx, t, kube, svc, url)
 }
 
@@ -195,8 +197,9 @@ func publishBase(ctx context.Context, t *testing.T, c *Cluster, rt runtime) stri
 
 // renderInline renders the runtime's inline function in a namespace of
 // its own, to build on baseRef and push to the node's registry, with a
-// Broker of its own that a Trigger subscribes it to.
-func renderInline(ctx context.Context, t *testing.T, kube client.Client, rt runtime, baseRef string) *render.Objects {
+// Broker of its own that a Trigger subscribes it to, and events it fails
+// on sent, after one retry, to the dead-letter sink, if one is given.
+func renderInline(ctx context.Context, t *testing.T, kube client.Client, rt runtime, baseRef string, deadLetter *sink) *render.Objects {
 	t.Helper()
 	ns := testkit.Namespace(ctx, t, kube, "functions-", "")
 	fn := testkit.InlineFunction(ns, rt.name, rt.code)
@@ -206,6 +209,10 @@ func renderInline(ctx context.Context, t *testing.T, kube client.Client, rt runt
 	fn.Spec.ForProvider.Eventing = &v1alpha1.FunctionEventing{
 		Broker:   &v1alpha1.Broker{Create: true},
 		Triggers: []v1alpha1.Trigger{{Name: "all"}},
+	}
+	if deadLetter != nil {
+		uri, delay := v1alpha1.ServiceURL(deadLetter.url.String()), v1alpha1.ISO8601Duration("PT0.2S")
+		fn.Spec.ForProvider.Eventing.Delivery = &v1alpha1.Delivery{Retry: ptr.To[int32](1), BackoffDelay: &delay, DeadLetterSink: &v1alpha1.Sink{URI: &uri}}
 	}
 	d := render.BuildDefaults(BuildDefaults())
 	d.BaseImages = []v1alpha1.BaseImage{{Language: rt.base.Language, Image: v1alpha1.BaseImageReference(baseRef)}}

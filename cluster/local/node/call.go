@@ -20,6 +20,10 @@ func CallFunction(ctx context.Context, fnURL, eventType, data string) (int, stri
 	return postEvent(ctx, "http://"+IngressIP+u.Path+"/", u.Host, eventType, data)
 }
 
+// eventSource is the source of the events CallFunction sends, as the
+// README's curl gives it.
+const eventSource = "/manual"
+
 // postEvent posts a CloudEvent in binary mode to target, with host as the
 // request's Host when it is not empty, and returns the reply's status and
 // body.
@@ -31,7 +35,7 @@ func postEvent(ctx context.Context, target, host, eventType, data string) (int, 
 	if host != "" {
 		req.Host = host
 	}
-	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "1", "Ce-Source": "/manual", "Ce-Type": eventType, "Content-Type": "application/json"} {
+	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "1", "Ce-Source": eventSource, "Ce-Type": eventType, "Content-Type": "application/json"} {
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)

@@ -39,16 +39,26 @@ const resend = 5 * time.Second
 // A received is what a sink got of one event.
 type received struct {
 	typ, source, body string
+	// errorCode is the status a subscriber answered for a dead letter.
+	errorCode string
+}
+
+// A sink records the events it gets, at url.
+type sink struct {
+	url *apis.URL
+	got <-chan received
 }
 
 // brokerDelivers sends an event to the function's Broker, as a producer in
 // the cluster would, and checks that the function's reply reaches a second
-// subscriber, once: the function's Trigger filters nothing, and only its
-// filter of the function's own source keeps real Eventing from delivering
-// the reply back to the function, which would reply again.
-func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, built *render.Objects) {
+// subscriber, the sink, once: the function's Trigger filters nothing, and
+// only its filter of the function's own source keeps real Eventing from
+// delivering the reply back to the function, which would reply again. Then
+// an event the handler fails on reaches the sink as the function's dead
+// letter, after its retry.
+func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, built *render.Objects, sink *sink) {
 	t.Helper()
-	sink, got := recordingSink(t)
+	got := sink.got
 	ns := built.Service.Namespace
 	source := render.FunctionSource(ns, built.Service.Name)
 	replies := &eventingv1.Trigger{
@@ -56,7 +66,7 @@ func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, built
 		Spec: eventingv1.TriggerSpec{
 			Broker:     built.Broker.Name,
 			Filter:     &eventingv1.TriggerFilter{Attributes: eventingv1.TriggerFilterAttributes{"source": source}},
-			Subscriber: duckv1.Destination{URI: sink},
+			Subscriber: duckv1.Destination{URI: sink.url},
 		},
 	}
 	objs := []client.Object{built.Broker, replies}
@@ -108,6 +118,30 @@ func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, built
 	if err := <-sent; err != nil {
 		t.Error(err)
 	}
+	deadLetters(ctx, t, ingress, got)
+}
+
+// deadLetters sends an event without data, which the handler fails on (it
+// reads the order's id), and checks that the event reaches the dead-letter
+// sink with the function's status once Knative gave up on the function.
+func deadLetters(ctx context.Context, t *testing.T, ingress string, got <-chan received) {
+	t.Helper()
+	start := time.Now()
+	status, body, err := post(ctx, ingress, "null")
+	if err != nil || status != http.StatusAccepted {
+		t.Fatalf("the Broker's ingress answered %d %q (%v); want 202", status, body, err)
+	}
+	select {
+	case r := <-got:
+		r.body = string(bytes.Join(bytes.Fields([]byte(r.body)), nil))
+		want := received{typ: orderType, source: eventSource, body: "null", errorCode: "500"}
+		if r != want {
+			t.Errorf("the dead-letter sink got %+v; want %+v", r, want)
+		}
+		t.Logf("the failed event reached the dead-letter sink in %s", time.Since(start).Round(time.Millisecond))
+	case <-time.After(sendTimeout):
+		t.Error("the event the function failed on never reached the dead-letter sink")
+	}
 }
 
 // firstReply is the first event the sink got, or why none came: the
@@ -126,7 +160,7 @@ func firstReply(got <-chan received, sent chan error) (received, error) {
 
 // recordingSink serves on the host's end of the node's link, which pods
 // reach, and records each event it gets.
-func recordingSink(t *testing.T) (*apis.URL, <-chan received) {
+func recordingSink(t *testing.T) *sink {
 	t.Helper()
 	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", HostIP+":0")
 	if err != nil {
@@ -136,14 +170,14 @@ func recordingSink(t *testing.T) (*apis.URL, <-chan received) {
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		select {
-		case got <- received{typ: r.Header.Get("Ce-Type"), source: r.Header.Get("Ce-Source"), body: string(body)}:
+		case got <- received{typ: r.Header.Get("Ce-Type"), source: r.Header.Get("Ce-Source"), body: string(body), errorCode: r.Header.Get("Ce-Knativeerrorcode")}:
 		default: // A loop's events past what the test reads.
 		}
 		w.WriteHeader(http.StatusAccepted)
 	})}
 	go srv.Serve(l) //nolint:errcheck // Ends when the test closes it.
 	t.Cleanup(func() { _ = srv.Close() })
-	return &apis.URL{Scheme: "http", Host: l.Addr().String(), Path: "/"}, got
+	return &sink{url: &apis.URL{Scheme: "http", Host: l.Addr().String(), Path: "/"}, got: got}
 }
 
 // brokerReady waits until Knative reports the Broker Ready and returns its

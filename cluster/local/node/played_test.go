@@ -76,7 +76,7 @@ func TestPlayedBuildEndsAsReal(t *testing.T) {
 			defer cancel()
 			c, kube := sharedCluster(t), targetClient(t)
 			rt := runtimes["Python3.11"]
-			objs := renderInline(ctx, t, kube, rt, tc.base(publishBase(ctx, t, c, rt)))
+			objs := renderInline(ctx, t, kube, rt, tc.base(publishBase(ctx, t, c, rt)), nil)
 			job, pods := runBuild(ctx, t, kube, objs)
 			real := endingOf(job, pods)
 			t.Logf("the real build ended: %+v", real)
