@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
@@ -16,7 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
@@ -102,29 +105,30 @@ func nodeObjects(root string) ([]*unstructured.Unstructured, error) {
 // awaitFirst waits until the first function is Ready, saying what it goes
 // through, and then how to call it from this machine.
 func awaitFirst(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unstructured) error {
-	kube, err := client.New(cfg, client.Options{})
+	s := kruntime.NewScheme()
+	if err := apis.AddToScheme(s); err != nil {
+		return err
+	}
+	kube, err := client.New(cfg, client.Options{Scheme: s})
 	if err != nil {
 		return err
 	}
-	first := objs[len(objs)-1]
-	key := client.ObjectKeyFromObject(first)
+	key := client.ObjectKeyFromObject(objs[len(objs)-1])
 	fmt.Printf("Applied the first function, %s: Kaniko builds it on the node, then Knative serves it.\n", key)
 	start := time.Now()
-	ctx, cancel := context.WithTimeout(ctx, firstTimeout)
+	wait, cancel := context.WithTimeout(ctx, firstTimeout)
 	defer cancel()
 	said := ""
 	for {
-		fn := &unstructured.Unstructured{}
-		fn.SetGroupVersionKind(first.GroupVersionKind())
-		if err := kube.Get(ctx, key, fn); err == nil {
-			phase, _, _ := unstructured.NestedString(fn.Object, "status", "atProvider", "phase")
-			ready, message := readyCondition(fn)
-			if now := strings.TrimSuffix(phase+": "+message, ": "); phase != "" && now != said {
+		fn := &v1alpha1.LambdaFunction{}
+		if err := kube.Get(wait, key, fn); err == nil {
+			ready := fn.GetCondition(xpv2.TypeReady)
+			if now := strings.TrimSuffix(string(fn.Status.AtProvider.Phase)+": "+ready.Message, ": "); fn.Status.AtProvider.Phase != "" && now != said {
 				fmt.Printf("  %3.0fs %s\n", time.Since(start).Seconds(), now)
 				said = now
 			}
-			if ready {
-				addr, _, _ := unstructured.NestedString(fn.Object, "status", "atProvider", "url")
+			if ready.Status == corev1.ConditionTrue {
+				addr := fn.Status.AtProvider.URL
 				fmt.Printf("%s is Ready at %s, %s after it was applied. Send it an event from this machine:\n"+
 					"  curl -i http://%s/ -H 'Host: %s' -H 'Ce-Specversion: 1.0' -H 'Ce-Id: 1' -H 'Ce-Source: /manual' \\\n"+
 					"    -H 'Ce-Type: com.example.order.created' -H 'Content-Type: application/json' -d '{\"id\": 42}'\n",
@@ -133,27 +137,14 @@ func awaitFirst(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unst
 			}
 		}
 		select {
-		case <-ctx.Done():
-			fmt.Printf("%s is not Ready after %s: see kubectl describe lambdafunction -n %s %s\n", key, firstTimeout, key.Namespace, key.Name)
+		case <-wait.Done():
+			if ctx.Err() == nil {
+				fmt.Printf("%s is not Ready after %s: see kubectl describe lambdafunction -n %s %s\n", key, firstTimeout, key.Namespace, key.Name)
+			}
 			return nil
 		case <-time.After(time.Second):
 		}
 	}
-}
-
-// readyCondition is the Ready condition of a resource: whether it is True,
-// and its message.
-func readyCondition(u *unstructured.Unstructured) (bool, string) {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, ok := c.(map[string]any)
-		if !ok || m["type"] != "Ready" {
-			continue
-		}
-		message, _ := m["message"].(string)
-		return m["status"] == "True", message
-	}
-	return false, ""
 }
 
 // hostOf is the host of a URL, which the ingress routes by.
