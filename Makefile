@@ -27,7 +27,7 @@ export KUBEBUILDER_ASSETS := $(BIN)
 export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all build vet linter lint test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager node node-packages kaniko knative base-images crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers bench clean
+.PHONY: all build vet linter lint test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager node node-packages kaniko relay knative base-images crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers bench clean
 
 all: build vet
 
@@ -83,6 +83,13 @@ kaniko:
 	@$(GOBUILD) kaniko-executor cluster/local/build/kaniko github.com/GoogleContainerTools/kaniko/cmd/executor
 	go run ./cluster/images --binary=$(BIN)/kaniko-executor --name=executor --dir=/kaniko --root \
 		--arch=$(shell go env GOARCH) --tag=$(KANIKO_IMAGE) --out=$(BIN)/kaniko.tar
+
+## relay: the relay agents' forwards deliver through (cmd/relay), as an
+## image tarball the local cluster's agents run.
+RELAY_IMAGE := 10.87.0.2:5000/tools/relay-knative-lambda:dev
+relay:
+	go build -ldflags "-s -w" -o $(BIN)/relay ./cmd/relay
+	@$(call image,relay,$(RELAY_IMAGE))
 
 ## knative: Knative Serving and Eventing (the MT channel broker and the
 ## in-memory channel), built from their modules, and the local cluster's
@@ -181,14 +188,14 @@ check-generated: generate
 
 ## test: every test, against a real kube-apiserver and etcd; test binaries
 ## without DWARF (-w), which nothing reads, link a fifth faster.
-test: controlplane kube-controller-manager node kaniko knative base-images testservers crossplane xpkg
+test: controlplane kube-controller-manager node kaniko relay knative base-images testservers crossplane xpkg
 	go test -count=1 -ldflags=-w ./...
 
 ## e2e: Crossplane core, the function and the provider as processes against
 ## a local control plane, installed from a registry by the package manager,
 ## driving a claim and a v2 XR to Knative workloads; then the same with
 ## claims that Flux applies from a git repository.
-e2e: controlplane kube-controller-manager node kaniko knative base-images crossplane crossplane-core flux xpkg
+e2e: controlplane kube-controller-manager node kaniko relay knative base-images crossplane crossplane-core flux xpkg
 	go test -tags e2e -count=1 -v -timeout=30m ./cluster/e2e
 
 ## chaos: 300 LambdaFunctions converge while the provider is killed 10 times
@@ -234,7 +241,7 @@ bench: controlplane peers
 ## run: the provider against the current kube context, or else the local
 ## cluster (RUN_FLAGS=--api-server-only: an API server alone), and the
 ## function for crossplane render.
-run: controlplane crossplane node kaniko knative base-images
+run: controlplane crossplane node kaniko relay knative base-images
 	go build -o $(BIN)/run ./cluster/local/cmd/run
 	$(BIN)/run $(RUN_FLAGS)
 
@@ -253,10 +260,13 @@ images:
 		out=$(OUTPUT)/linux_$$arch; mkdir -p $$out; \
 		GOOS=linux GOARCH=$$arch go build -ldflags "-s -w" -o $$out/provider ./cmd/provider; \
 		GOOS=linux GOARCH=$$arch go build -ldflags "-s -w" -o $$out/function ./fn; \
+		GOOS=linux GOARCH=$$arch go build -ldflags "-s -w" -o $$out/relay ./cmd/relay; \
 		$(BIN)/images --binary=$$out/provider --name=provider --arch=$$arch \
 			--tag=$(REGISTRY)/provider-knative-lambda:$(VERSION) --out=$$out/provider-image.tar; \
 		$(BIN)/images --binary=$$out/function --name=function --arch=$$arch \
 			--tag=$(REGISTRY)/function-knative-lambda:$(VERSION) --out=$$out/function-image.tar; \
+		$(BIN)/images --binary=$$out/relay --name=relay --arch=$$arch \
+			--tag=$(REGISTRY)/relay-knative-lambda:$(VERSION) --out=$$out/relay-image.tar; \
 	done
 
 ## kubectl-lambda: the kubectl plugin, into _output/bin; put that folder on

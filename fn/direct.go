@@ -333,6 +333,11 @@ func (p *pass) defaults(in *v1beta1.Input) (render.Defaults, observe.Verdict, bo
 		return render.Defaults{}, p.held(v1alpha1.ReasonInvalid, fmt.Sprintf(msgFmtNoProvider, ref.Kind, ref.Name)), false, nil
 	}
 	pc := items[0]
+	if ref.Kind == v1alpha1.ProviderConfigKind {
+		if err := render.Loosens(pc.Name, pc.Spec.Build, pc.Spec.Eventing); err != nil {
+			return render.Defaults{}, p.held(v1alpha1.ReasonInvalid, err.Error()), false, nil
+		}
+	}
 	return render.BuildDefaults(pc.Spec.Build).WithEventing(pc.Spec.Eventing).WithEventing(in.Eventing), observe.Verdict{}, true, nil
 }
 

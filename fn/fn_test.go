@@ -1047,8 +1047,13 @@ func runAgentPasses(t *testing.T, xr string, cases map[string]agentPass) {
 	}
 }
 
+// triggersOf is what a test expects of what delivers a workload's events:
+// an agent's relay, and its Triggers.
 func triggersOf(objs *render.Objects) []composedSummary {
-	out := make([]composedSummary, 0, len(objs.Triggers))
+	out := make([]composedSummary, 0, len(objs.Triggers)+1)
+	if r := objs.Relay; r != nil {
+		out = append(out, serviceRunning(r.Name, false, r.Spec.Template.Spec.Containers[0].Image))
+	}
 	for _, tr := range objs.Triggers {
 		out = append(out, composedAs("Trigger", tr.Name, false))
 	}

@@ -29,6 +29,21 @@ type EventingDefaults struct {
 	// names an object in each resource's own namespace.
 	// +optional
 	DeadLetterSink *Sink `json:"deadLetterSink,omitempty"`
+
+	// RelayImage runs beside each agent that forwards events and counts the
+	// forwards each event passed through: the relay image of this
+	// provider's release when unset. Only a ClusterProviderConfig may name
+	// another.
+	// +optional
+	RelayImage *string `json:"relayImage,omitempty"`
+
+	// MaxForwardHops is the most forwards one event passes through, across
+	// every namespace, before relays drop it: a cycle of forwards ends
+	// there. 8 when unset; a ProviderConfig may only lower it.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=32
+	// +optional
+	MaxForwardHops *int32 `json:"maxForwardHops,omitempty"`
 }
 
 // BuildDefaults apply to every build of the resources that use a provider

@@ -25,6 +25,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
 // Flux's namespace and the objects of examples/flux.
@@ -115,6 +116,14 @@ func TestFlux(t *testing.T) {
 		})
 		serve(ctx, t, kube, agent)
 	}
+	// The support agent forwards to the supervisor through its relay,
+	// composed once the supervisor's Broker has an address; serving it
+	// marks the forward's Trigger too.
+	relay := &servingv1.Service{}
+	wait.Until(ctx, t, "the relay of agent support", func() string {
+		return wait.ErrString(kube.Get(ctx, client.ObjectKey{Namespace: claimsNS, Name: render.RelayName("support")}, relay))
+	})
+	serve(ctx, t, kube, relay)
 	waitKustomization(ctx, t, kube, g.Head(t), "True", "")
 	waitReady(ctx, t, kube, object("LambdaClaim", claimsNS, "hello-python"))
 	waitReady(ctx, t, kube, object("AgentClaim", claimsNS, "support"))

@@ -57,7 +57,7 @@ type WakeFn func(kind, namespace, name string)
 // and whom to tell when one of them changes.
 type Owned struct {
 	Kinds map[string]client.Object
-	// Named are the kinds of which a resource owns one object, named after
+	// Named are the kinds of which a resource owns the objects named after
 	// the resource. They are read by name, and not indexed: each key of an
 	// index is a set of its own, about 270 bytes a cached Service.
 	Named map[string]bool

@@ -44,7 +44,7 @@ type Config struct {
 // ProviderConfig is looked up in the resource's namespace and its Secret in
 // the ProviderConfig's own, so a resource can never make the provider read a
 // Secret in another namespace; it is a team's to write, so its build
-// settings may not loosen the fence (loosens).
+// and eventing settings may not loosen the fences (render.Loosens).
 func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged) (Config, error) {
 	ref := mg.GetProviderConfigReference()
 	if ref == nil || ref.Name == "" {
@@ -63,7 +63,7 @@ func Resolve(ctx context.Context, kube client.Reader, mg resource.ModernManaged)
 		if err := kube.Get(ctx, types.NamespacedName{Namespace: mg.GetNamespace(), Name: ref.Name}, pc); err != nil {
 			return Config{}, errors.Wrapf(err, errFmtGetPC, ref.Kind, ref.Name)
 		}
-		if err := loosens(pc.Name, pc.Spec.Build); err != nil {
+		if err := render.Loosens(pc.Name, pc.Spec.Build, pc.Spec.Eventing); err != nil {
 			return Config{}, err
 		}
 		source, secretNS, secretRef, build, eventing = pc.Spec.Credentials.Source, pc.Namespace, pc.Spec.Credentials.SecretRef, pc.Spec.Build, pc.Spec.Eventing

@@ -89,16 +89,9 @@ func TestAgentForwards(t *testing.T) {
 	}
 
 	addr := setBrokerAddress(ctx, t, c, ns, "supervisor")
-	wait.Until(ctx, t, "the forward delivers to the supervisor's Broker address", func() string {
-		tr := &eventingv1.Trigger{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: render.TriggerName(v1alpha1.LambdaAgentKind, "support", "escalations-0", "forward/escalations/0")}, tr); err != nil {
-			return err.Error()
-		}
-		if tr.Spec.Subscriber.URI == nil || tr.Spec.Subscriber.URI.String() != addr {
-			return fmt.Sprintf("subscriber %+v", tr.Spec.Subscriber)
-		}
-		return ""
-	})
+	relay := waitForwarded(ctx, t, c, ns, "support", render.TriggerName(v1alpha1.LambdaAgentKind, "support", "escalations-0", "forward/escalations/0"), addr)
+	waitCondition(ctx, t, c, support, xpv2.TypeReady, corev1.ConditionFalse, v1alpha1.ReasonDeploying, "Service "+relay.Name)
+	playact.MarkServiceReady(ctx, t, c, relay)
 	waitCondition(ctx, t, c, support, xpv2.TypeReady, corev1.ConditionTrue, "", "")
 }
 
@@ -179,16 +172,7 @@ func TestForwardAcrossNamespaces(t *testing.T) {
 		a.Spec.ForProvider.Eventing.AcceptFrom = []v1alpha1.DNSLabel{v1alpha1.DNSLabel(sales)}
 	})
 	addr := brokerAddress(ctx, t, c, support, "triage")
-	wait.Until(ctx, t, "the forward delivers to the triage Broker's address", func() string {
-		tr := &eventingv1.Trigger{}
-		if err := c.Get(ctx, handoff, tr); err != nil {
-			return err.Error()
-		}
-		if tr.Spec.Broker != "leads" || tr.Spec.Subscriber.URI == nil || tr.Spec.Subscriber.URI.String() != addr {
-			return fmt.Sprintf("broker %s, subscriber %+v", tr.Spec.Broker, tr.Spec.Subscriber)
-		}
-		return ""
-	})
+	playact.MarkServiceReady(ctx, t, c, waitForwarded(ctx, t, c, sales, "leads", handoff.Name, addr))
 	waitCondition(ctx, t, c, leads, xpv2.TypeReady, corev1.ConditionTrue, "", "")
 
 	update(ctx, t, c, client.ObjectKeyFromObject(triage), func(a *v1alpha1.LambdaAgent) {
@@ -209,7 +193,8 @@ func TestForwardAcrossNamespaces(t *testing.T) {
 // TestIntentRouting checks, against a real API server with Knative played,
 // that an agent's intents and a forward by intent become Triggers on the
 // intent extension attribute, one delivering to the agent's Service and one
-// to the target agent's Broker address, and that the agent is Ready.
+// to the target agent's Broker address through its relay, and that the
+// agent is Ready.
 func TestIntentRouting(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -228,11 +213,13 @@ func TestIntentRouting(t *testing.T) {
 	}
 	serveAgents(ctx, t, c, legal, router)
 	legalAddr := brokerAddress(ctx, t, c, ns, "legal")
+	holds := render.TriggerName(v1alpha1.LambdaAgentKind, "router", "holds-0", "forward/holds/intent/legal-hold")
+	playact.MarkServiceReady(ctx, t, c, waitForwarded(ctx, t, c, ns, "router", holds, legalAddr))
 	for _, want := range []struct {
 		name, key, intent, sink string
 	}{
 		{name: "intent-refund-request", key: "intent/refund-request", intent: "refund-request", sink: "Service/router"},
-		{name: "holds-0", key: "forward/holds/intent/legal-hold", intent: "legal-hold", sink: legalAddr},
+		{name: "holds-0", key: "forward/holds/intent/legal-hold", intent: "legal-hold", sink: "Service/" + render.RelayName("router")},
 	} {
 		key := client.ObjectKey{Namespace: ns, Name: render.TriggerName(v1alpha1.LambdaAgentKind, "router", want.name, want.key)}
 		wait.Until(ctx, t, "the "+want.intent+" Trigger delivers to "+want.sink, func() string {
@@ -279,4 +266,25 @@ func brokerAddress(ctx context.Context, t *testing.T, c client.Client, ns, name 
 		return ""
 	})
 	return observe.BrokerAddress(b)
+}
+
+// waitForwarded waits until the forward Trigger of agent delivers to
+// addr through the agent's relay, and returns the relay.
+func waitForwarded(ctx context.Context, t *testing.T, c client.Client, ns, agent, trigger, addr string) *servingv1.Service {
+	t.Helper()
+	relay := &servingv1.Service{}
+	wait.Until(ctx, t, "the forward delivers to "+addr+" through the relay", func() string {
+		tr := &eventingv1.Trigger{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: trigger}, tr); err != nil {
+			return err.Error()
+		}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: render.RelayName(agent)}, relay); err != nil {
+			return err.Error()
+		}
+		if got := testkit.ForwardedTo(relay, tr); got != addr {
+			return fmt.Sprintf("delivers to %q: subscriber %+v", got, tr.Spec.Subscriber)
+		}
+		return ""
+	})
+	return relay
 }

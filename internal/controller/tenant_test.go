@@ -344,7 +344,8 @@ func TestBuildPodsAreFenced(t *testing.T) {
 }
 
 // TestNamespacedProviderConfigCannotLoosen plays a team that may write a
-// ProviderConfig in its namespace and uses it to loosen the build fence.
+// ProviderConfig in its namespace and uses it to loosen the build fence,
+// or the limit on forwards that ends their cycles.
 // Before, its build block was honoured as if the platform wrote it: no
 // NetworkPolicy, metadata and kube-system reachable, an executor of its
 // own, builds for a year. Each resource must end not Synced with a message
@@ -357,6 +358,7 @@ func TestNamespacedProviderConfigCannotLoosen(t *testing.T) {
 	cases := []struct {
 		reason, name string
 		build        v1alpha1.BuildDefaults
+		eventing     *v1alpha1.EventingDefaults
 		msg          string
 	}{
 		{
@@ -384,7 +386,20 @@ func TestNamespacedProviderConfigCannotLoosen(t *testing.T) {
 			build: v1alpha1.BuildDefaults{MaxTimeout: ptr(v1alpha1.GoDuration("8760h"))},
 			msg:   "sets build.maxTimeout",
 		},
-		{reason: "The control: a shorter maximum tightens the fence.", name: "tighter", build: v1alpha1.BuildDefaults{MaxTimeout: ptr(v1alpha1.GoDuration("10m"))}},
+		{
+			reason: "A relay of the team's own, which need not count the forwards an event passed.", name: "relay",
+			eventing: &v1alpha1.EventingDefaults{RelayImage: ptr("attacker.example/relay:latest")},
+			msg:      "sets eventing.relayImage",
+		},
+		{
+			reason: "Cycles of forwards that go round four times as often.", name: "hops",
+			eventing: &v1alpha1.EventingDefaults{MaxForwardHops: ptr[int32](32)},
+			msg:      "sets eventing.maxForwardHops",
+		},
+		{
+			reason: "The control: a shorter maximum and fewer hops tighten the fences.", name: "tighter",
+			build: v1alpha1.BuildDefaults{MaxTimeout: ptr(v1alpha1.GoDuration("10m"))}, eventing: &v1alpha1.EventingDefaults{MaxForwardHops: ptr[int32](2)},
+		},
 	}
 	for _, tc := range cases {
 		b := tc.build
@@ -393,7 +408,7 @@ func TestNamespacedProviderConfigCannotLoosen(t *testing.T) {
 		fn.Spec.ProviderConfigReference = &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: tc.name}
 		for _, o := range []client.Object{
 			&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.name}, Spec: v1alpha1.ProviderConfigSpec{
-				Credentials: v1alpha1.ProviderCredentials{Source: v1alpha1.CredentialsSourceInjectedIdentity}, Build: &b,
+				Credentials: v1alpha1.ProviderCredentials{Source: v1alpha1.CredentialsSourceInjectedIdentity}, Build: &b, Eventing: tc.eventing,
 			}},
 			fn,
 		} {
@@ -408,7 +423,7 @@ func TestNamespacedProviderConfigCannotLoosen(t *testing.T) {
 		fn := &v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: tc.name}}
 		waitCondition(ctx, t, c, fn, xpv2.TypeSynced, corev1.ConditionFalse, xpv2.ReasonReconcileError, tc.msg)
 		if js := jobs(ctx, t, c, ns, tc.name); len(js) > 0 {
-			t.Errorf("%s started a build its ProviderConfig may not loosen the fence for", tc.name)
+			t.Errorf("%s started a build its ProviderConfig may not loosen the fences for", tc.name)
 		}
 	}
 }

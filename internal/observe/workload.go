@@ -194,16 +194,16 @@ func sinkPending(d kube.Object, c *apis.Condition) bool {
 
 // msgSubscriberPending says why a Trigger that found no address for its
 // subscriber is waited for.
-const msgSubscriberPending = " (its subscriber is the workload's own Service, which Knative's Trigger reconciler resolves again once the Service has an address)"
+const msgSubscriberPending = " (its subscriber is a Knative Service of the workload's own, which Knative's Trigger reconciler resolves again once the Service has an address)"
 
 // reasonSubscriberUnresolved is the reason Knative's Trigger reconciler
 // gives a subscriber it cannot resolve to a URI.
 const reasonSubscriberUnresolved = "Unable to get the Subscriber's URI"
 
-// subscriberPending is true for a Trigger of the workload's own Service
-// that found no address for it: the Trigger was reconciled before the
-// Service had one, which real Eventing reports as False, not Unknown. A
-// Trigger that forwards to a Broker's address has a URI, never this.
+// subscriberPending is true for a Trigger of a Knative Service of the
+// workload's own (its Service, or an agent's relay) that found no address
+// for it: the Trigger was reconciled before the Service had one, which real
+// Eventing reports as False, not Unknown.
 func subscriberPending(live kube.Object, c *apis.Condition) bool {
 	t, ok := live.(*eventingv1.Trigger)
 	return ok && c.Reason == reasonSubscriberUnresolved && t.Spec.Subscriber.Ref != nil && t.Spec.Subscriber.Ref.Kind == "Service"

@@ -241,7 +241,7 @@ func TestEventingReadiness(t *testing.T) {
 			reason: "A Trigger reconciled before the workload's own Service had an address is waited for, in Knative's words: Knative resolves it again once the Service has one.",
 			live:   []client.Object{readyBroker, ofService(settled(playact.SubscriberUnresolved(notAddressed)))},
 			want: observe.EventingState{Message: "Trigger hello-orders: Unable to get the Subscriber's URI: " + notAddressed +
-				" (its subscriber is the workload's own Service, which Knative's Trigger reconciler resolves again once the Service has an address)"},
+				" (its subscriber is a Knative Service of the workload's own, which Knative's Trigger reconciler resolves again once the Service has an address)"},
 		},
 		"SubscriberUnresolved": {
 			reason: "A Trigger of anything but a Service whose subscriber cannot be resolved fails.",

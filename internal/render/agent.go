@@ -236,19 +236,26 @@ func agent(in AgentInput) (*Objects, error) {
 		sub := subscription{name: "intent-" + string(i), key: "intent/" + string(i), filters: map[string]string{ExtensionIntent: string(i)}}
 		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
 	}
+	r := relayed{kind: v1alpha1.LambdaAgentKind, namespace: in.Namespace, name: in.Name, targets: map[string]string{}, d: in.Defaults}
 	for _, f := range eventing.Forwards {
 		if why, ok := in.Observed.Refused[ForwardTargetKey(f.Target)]; ok {
 			out.Refused = append(out.Refused, "forward "+string(f.Name)+": "+why)
 			continue
 		}
-		dest, waiting := brokerSubscriber(string(f.Name), ForwardTargetKey(f.Target), in.Observed)
+		target, waiting := brokerAddress(string(f.Name), ForwardTargetKey(f.Target), in.Observed)
 		if waiting != "" {
 			out.Pending = append(out.Pending, waiting)
 			continue
 		}
+		r.targets[string(f.Name)] = target
 		for _, sub := range forwardSubscriptions(f) {
-			out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, in.Defaults, dest))
+			// A relay would drop the event; the Broker need not deliver it.
+			sub.not = map[string]string{ExtensionHops: strconv.Itoa(int(maxHops(in.Defaults)))}
+			out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, in.Defaults, r.subscriber(string(f.Name))))
 		}
+	}
+	if len(r.targets) > 0 {
+		out.Relay = r.service()
 	}
 	return out, nil
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 func TestAgentReadinessAndTimeout(t *testing.T) {
@@ -233,10 +234,9 @@ func TestIntents(t *testing.T) {
 			var triggers []got
 			for _, tr := range out.Triggers {
 				g := got{Name: tr.Name, Filters: map[string]string(tr.Spec.Filter.Attributes)}
-				if s := tr.Spec.Subscriber; s.Ref != nil {
+				g.Sink = testkit.ForwardedTo(out.Relay, tr)
+				if s := tr.Spec.Subscriber; g.Sink == "" && s.Ref != nil {
 					g.Sink = s.Ref.Kind + "/" + s.Ref.Name
-				} else {
-					g.Sink = s.URI.String()
 				}
 				triggers = append(triggers, g)
 			}

@@ -128,9 +128,10 @@ type subscription struct {
 	// names.
 	key     string
 	filters map[string]string
-	// notFrom is a source whose events the subscription never delivers:
-	// a function's own replies, which the Broker ingests like any event.
-	notFrom string
+	// not are attributes whose events the subscription never delivers: a
+	// function's own replies, which the Broker ingests like any event, and
+	// forwarded events that passed as many forwards as allowed.
+	not map[string]string
 	// parallelism of a RabbitMQBroker's dispatcher for the Trigger.
 	parallelism *int32
 	delivery    *v1alpha1.Delivery
@@ -158,7 +159,7 @@ func trigger(kind, namespace, name, brokerName string, s subscription, fallback 
 	if s.parallelism != nil {
 		t.Annotations = map[string]string{annotationRabbitMQParallelism: strconv.Itoa(int(*s.parallelism))}
 	}
-	if s.notFrom == "" {
+	if len(s.not) == 0 {
 		return t
 	}
 	// Filters override the attribute filter where the Broker knows them,
@@ -166,7 +167,7 @@ func trigger(kind, namespace, name, brokerName string, s subscription, fallback 
 	if len(s.filters) > 0 {
 		t.Spec.Filters = append(t.Spec.Filters, eventingv1.SubscriptionsAPIFilter{Exact: maps.Clone(s.filters)})
 	}
-	t.Spec.Filters = append(t.Spec.Filters, eventingv1.SubscriptionsAPIFilter{Not: &eventingv1.SubscriptionsAPIFilter{Exact: map[string]string{"source": s.notFrom}}})
+	t.Spec.Filters = append(t.Spec.Filters, eventingv1.SubscriptionsAPIFilter{Not: &eventingv1.SubscriptionsAPIFilter{Exact: maps.Clone(s.not)}})
 	return t
 }
 
@@ -175,18 +176,18 @@ func serviceSubscriber(name string) duckv1.Destination {
 	return duckv1.Destination{Ref: &duckv1.KReference{APIVersion: servingAPIVersion, Kind: "Service", Name: name}}
 }
 
-// brokerSubscriber addresses a forward's Broker by the address it reports,
-// never by a guessed URL. Without one it says what the forward waits for.
-func brokerSubscriber(forward, target string, o Observed) (duckv1.Destination, string) {
+// brokerAddress is a forward's Broker's address as the Broker reports it,
+// never a guessed URL. Without one it says what the forward waits for.
+func brokerAddress(forward, target string, o Observed) (string, string) {
 	addr := o.ForwardAddresses[target]
 	if addr == "" {
-		return duckv1.Destination{}, fmt.Sprintf(fmtBrokerUnresolved, forward, target)
+		return "", fmt.Sprintf(fmtBrokerUnresolved, forward, target)
 	}
 	u, err := apis.ParseURL(addr)
 	if err != nil || u == nil || u.Host == "" {
-		return duckv1.Destination{}, fmt.Sprintf(fmtBadAddress, forward, addr, target)
+		return "", fmt.Sprintf(fmtBadAddress, forward, addr, target)
 	}
-	return duckv1.Destination{URI: u}, ""
+	return u.String(), ""
 }
 
 // delivery converts a delivery spec; the trigger's own wins over the

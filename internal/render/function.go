@@ -187,7 +187,7 @@ func (s *serving) serve(out *Objects) {
 	}.service()
 	source, eventing := FunctionSource(in.Namespace, in.Name), deref(spec.Eventing)
 	for _, t := range eventing.Triggers {
-		sub := subscription{name: string(t.Name), key: "trigger/" + string(t.Name), filters: t.Filters, notFrom: source, delivery: t.Delivery, parallelism: t.Parallelism}
+		sub := subscription{name: string(t.Name), key: "trigger/" + string(t.Name), filters: t.Filters, not: map[string]string{"source": source}, delivery: t.Delivery, parallelism: t.Parallelism}
 		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, BrokerName(eventing.Broker), sub, eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
 	}
 	out.Schedules = s.pings

@@ -9,6 +9,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 func TestFunctionRefuses(t *testing.T) {
@@ -116,7 +117,7 @@ func TestPending(t *testing.T) {
 			}
 			var got []string
 			for _, tr := range out.Triggers {
-				got = append(got, tr.Name+" -> "+tr.Spec.Subscriber.URI.String())
+				got = append(got, tr.Name+" -> "+testkit.ForwardedTo(out.Relay, tr))
 			}
 			if diff := cmp.Diff(tc.wantTriggers, got); diff != "" {
 				t.Errorf("\n%s\nTriggers: -want, +got:\n%s", tc.reason, diff)

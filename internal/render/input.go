@@ -62,6 +62,14 @@ type Defaults struct {
 
 	// DeadLetterSink of the Triggers whose delivery names none.
 	DeadLetterSink *v1alpha1.Sink
+
+	// RelayImage runs beside an agent that forwards; DefaultRelayImage
+	// when empty.
+	RelayImage string
+
+	// MaxForwardHops is the most forwards an event passes through;
+	// DefaultMaxForwardHops when zero.
+	MaxForwardHops int32
 }
 
 // buildEnv is the build environment of a spec's build under these defaults.
@@ -76,8 +84,17 @@ func (d Defaults) buildEnv(b *v1alpha1.Build) BuildEnv {
 // WithEventing are the defaults with a provider config's or Input's
 // eventing defaults; what they leave unset stays as it was.
 func (d Defaults) WithEventing(e *v1alpha1.EventingDefaults) Defaults {
-	if e != nil && e.DeadLetterSink != nil {
+	if e == nil {
+		return d
+	}
+	if e.DeadLetterSink != nil {
 		d.DeadLetterSink = e.DeadLetterSink
+	}
+	if e.RelayImage != nil {
+		d.RelayImage = *e.RelayImage
+	}
+	if e.MaxForwardHops != nil {
+		d.MaxForwardHops = *e.MaxForwardHops
 	}
 	return d
 }
@@ -225,7 +242,10 @@ type Objects struct {
 	BuildNetworkPolicy *networkingv1.NetworkPolicy
 	BuildJob           *batchv1.Job
 	Service            *servingv1.Service
-	Broker             *eventingv1.Broker
+	// Relay is the Knative Service an agent's forwards deliver through;
+	// nil unless a forward has a target.
+	Relay  *servingv1.Service
+	Broker *eventingv1.Broker
 	// BrokerConfig is the RabbitmqBrokerConfig of a RabbitMQ Broker created
 	// here that names a RabbitmqCluster; nil otherwise.
 	BrokerConfig *unstructured.Unstructured
@@ -268,12 +288,16 @@ func (o *Objects) Brokers() []kube.Object {
 	return all
 }
 
-// Eventing returns the Broker the workload creates, if any, its Triggers and
-// its PingSources: the objects that must deliver before it is Ready.
+// Eventing returns the Broker the workload creates, if any, an agent's
+// relay, its Triggers and its PingSources: the objects that must deliver
+// before it is Ready.
 func (o *Objects) Eventing() []kube.Object {
 	var all []kube.Object
 	if o.Broker != nil {
 		all = append(all, o.Broker)
+	}
+	if o.Relay != nil {
+		all = append(all, o.Relay)
 	}
 	return o.appendDeliveries(all)
 }
@@ -312,6 +336,9 @@ func (o *Objects) All() []kube.Object {
 	all := append(o.Build(), o.Brokers()...)
 	if o.Service != nil {
 		all = append(all, o.Service)
+	}
+	if o.Relay != nil {
+		all = append(all, o.Relay)
 	}
 	return o.appendDeliveries(all)
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"maps"
 	"strconv"
 
@@ -35,18 +36,21 @@ const (
 // A workload is what the Service of a function or an agent is made of.
 type workload struct {
 	kind, namespace, name string
-	container             string
-	image                 string
-	port                  int32
-	command, args         []string
-	env                   []corev1.EnvVar
-	scaling               *v1alpha1.Scaling
-	resources             *v1alpha1.Resources
-	timeoutSeconds        *int64
-	serviceAccountName    *v1alpha1.DNSSubdomain
-	pullSecrets           []v1alpha1.LocalObjectReference
-	meta                  *v1alpha1.WorkloadMetadata
-	route                 route
+	// resource and component label the Service: the workload's own name
+	// and ComponentWorkload when empty.
+	resource, component string
+	container           string
+	image               string
+	port                int32
+	command, args       []string
+	env                 []corev1.EnvVar
+	scaling             *v1alpha1.Scaling
+	resources           *v1alpha1.Resources
+	timeoutSeconds      *int64
+	serviceAccountName  *v1alpha1.DNSSubdomain
+	pullSecrets         []v1alpha1.LocalObjectReference
+	meta                *v1alpha1.WorkloadMetadata
+	route               route
 	// readiness is how Knative tells the container is ready.
 	readiness corev1.ProbeHandler
 }
@@ -64,7 +68,7 @@ func openPort(port int32) corev1.ProbeHandler {
 
 // service renders the Knative Service of a workload.
 func (w workload) service() *servingv1.Service {
-	lbls := labels(w.kind, w.name, ComponentWorkload)
+	lbls := labels(w.kind, cmp.Or(w.resource, w.name), cmp.Or(w.component, ComponentWorkload))
 	var annotations map[string]string
 	podAnnotations := autoscaling(w.scaling)
 	if w.meta != nil {

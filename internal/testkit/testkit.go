@@ -6,6 +6,7 @@ package testkit
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -18,7 +19,10 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
+	"github.com/knative-lambda/provider-knative-lambda/internal/relay"
 )
 
 // Client is a client of cfg's API server whose scheme knows every kind the
@@ -100,4 +104,26 @@ func Agent(ns, name string, pc xpv2.ProviderConfigReference) *v1alpha1.LambdaAge
 			},
 		},
 	}
+}
+
+// ForwardedTo is the Broker address a forward's Trigger sends events to
+// through the agent's relay: the relay's target for the Trigger's path.
+// It is empty when the Trigger does not deliver to the relay, or the relay
+// has no target for it.
+func ForwardedTo(r *servingv1.Service, t *eventingv1.Trigger) string {
+	s := t.Spec.Subscriber
+	if r == nil || s.Ref == nil || s.Ref.Kind != "Service" || s.Ref.Name != r.Name || s.URI == nil {
+		return ""
+	}
+	forward, ok := strings.CutPrefix(s.URI.Path, relay.PathPrefix)
+	if !ok || len(r.Spec.Template.Spec.Containers) == 0 {
+		return ""
+	}
+	for _, e := range r.Spec.Template.Spec.Containers[0].Env {
+		targets := map[string]string{}
+		if e.Name == relay.EnvTargets && json.Unmarshal([]byte(e.Value), &targets) == nil {
+			return targets[forward]
+		}
+	}
+	return ""
 }

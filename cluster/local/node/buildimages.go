@@ -14,6 +14,10 @@ import (
 // PublishExecutor publishes.
 const ExecutorImage = Registry + "/tools/kaniko-executor:v1.24.0"
 
+// RelayImage is make relay's relay, which its tarball names and
+// PublishRelay publishes.
+const RelayImage = Registry + "/tools/relay-knative-lambda:dev"
+
 // errFmtBaseImage says which base image could not be published.
 const errFmtBaseImage = "cannot publish the base image %s: run make base-images"
 
@@ -51,6 +55,12 @@ func (c *Cluster) PublishExecutor(ctx context.Context, bin string) error {
 	return c.Publish(ctx, filepath.Join(bin, "kaniko.tar"), ExecutorImage)
 }
 
+// PublishRelay publishes make relay's relay, from bin, on the node's
+// registry.
+func (c *Cluster) PublishRelay(ctx context.Context, bin string) error {
+	return c.Publish(ctx, filepath.Join(bin, "relay.tar"), RelayImage)
+}
+
 // PublishBase publishes the base image on the node's registry, from the
 // root file system in the rootfs folder beside bin.
 func (c *Cluster) PublishBase(ctx context.Context, bin string, b BaseImage) error {
@@ -80,4 +90,11 @@ func BuildDefaults() *v1alpha1.BuildDefaults {
 		d.BaseImages = append(d.BaseImages, v1alpha1.BaseImage{Language: b.Language, Version: &b.Version, Image: v1alpha1.BaseImageReference(b.Ref)})
 	}
 	return d
+}
+
+// EventingDefaults are a provider config's eventing settings on the node:
+// the relay as published here.
+func EventingDefaults() *v1alpha1.EventingDefaults {
+	relay := RelayImage
+	return &v1alpha1.EventingDefaults{RelayImage: &relay}
 }

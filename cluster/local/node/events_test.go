@@ -41,6 +41,8 @@ type received struct {
 	typ, source, body string
 	// errorCode is the status a subscriber answered for a dead letter.
 	errorCode string
+	// hops is how many forwards the event passed through.
+	hops string
 }
 
 // A sink records the events it gets, at url.
@@ -166,11 +168,11 @@ func recordingSink(t *testing.T) *sink {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan received, 16)
+	got := make(chan received, 64)
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		select {
-		case got <- received{typ: r.Header.Get("Ce-Type"), source: r.Header.Get("Ce-Source"), body: string(body), errorCode: r.Header.Get("Ce-Knativeerrorcode")}:
+		case got <- received{typ: r.Header.Get("Ce-Type"), source: r.Header.Get("Ce-Source"), body: string(body), errorCode: r.Header.Get("Ce-Knativeerrorcode"), hops: r.Header.Get("Ce-" + render.ExtensionHops)}:
 		default: // A loop's events past what the test reads.
 		}
 		w.WriteHeader(http.StatusAccepted)

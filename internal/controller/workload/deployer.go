@@ -45,8 +45,8 @@ const fieldManagerPrefix = "provider-knative-lambda/"
 // only a resource that uses one reads its kind: a cluster without
 // eventing-rabbitmq has no RabbitmqBrokerConfigs to list. A kind that
 // reports has a controller that writes an object's status as soon as it
-// exists. Of a named kind a resource owns one object, which render names
-// after it: a Service.
+// exists. Of a named kind a resource owns the objects render names after
+// it: its Service, and an agent's relay.
 var ownedKinds = []ownedKind{
 	{kind: "Service", object: func() client.Object { return &servingv1.Service{} }, reports: true, named: true},
 	{kind: "Trigger", object: func() client.Object { return &eventingv1.Trigger{} }, list: func() client.ObjectList { return &eventingv1.TriggerList{} }, reports: true},
@@ -202,22 +202,24 @@ func (d deployer) observe(ctx context.Context, desired []kube.Object) (liveState
 }
 
 // owned reads the resource's objects of a kind, whose labels ours
-// matches: for a named kind the one named after the resource, and for
+// matches: for a named kind those named after the resource, and for
 // another those ours finds.
 func (d deployer) owned(ctx context.Context, k ownedKind, ours labels.Selector) ([]client.Object, error) {
 	if k.named {
-		o := k.object()
-		err := d.kube.Get(ctx, types.NamespacedName{Namespace: d.namespace, Name: d.name}, o)
-		switch {
-		case kerrors.IsNotFound(err):
-			return nil, nil
-		case err != nil:
-			return nil, errors.Wrapf(err, errFmtGet, k.kind+"/"+d.name)
-		case !ours.Matches(labels.Set(o.GetLabels())):
-			// Another's, which foreign tells of.
-			return nil, nil
+		var objs []client.Object
+		for _, name := range render.ServiceNames(d.kind, d.name) {
+			o := k.object()
+			err := d.kube.Get(ctx, types.NamespacedName{Namespace: d.namespace, Name: name}, o)
+			switch {
+			case kerrors.IsNotFound(err):
+			case err != nil:
+				return nil, errors.Wrapf(err, errFmtGet, k.kind+"/"+name)
+			case ours.Matches(labels.Set(o.GetLabels())):
+				// Not another's, which foreign tells of.
+				objs = append(objs, o)
+			}
 		}
-		return []client.Object{o}, nil
+		return objs, nil
 	}
 	l := k.list()
 	opts := []client.ListOption{client.InNamespace(d.namespace), client.MatchingLabelsSelector{Selector: ours}}

@@ -54,7 +54,7 @@ func startNode(ctx context.Context, root, bin string) (*node.Cluster, error) {
 }
 
 // prepareNode installs the provider's CRDs on the node and publishes the
-// Kaniko executor and the base images on its registry.
+// Kaniko executor, the base images and the relay on its registry.
 func prepareNode(ctx context.Context, c *node.Cluster, root, bin string) error {
 	crds, err := local.LoadCRDs(local.OwnCRDsDir(root))
 	if err != nil {
@@ -66,6 +66,9 @@ func prepareNode(ctx context.Context, c *node.Cluster, root, bin string) error {
 	if err := c.PublishExecutor(ctx, bin); err != nil {
 		return err
 	}
+	if err := c.PublishRelay(ctx, bin); err != nil {
+		return err
+	}
 	for _, b := range node.BaseImages {
 		if err := c.PublishBase(ctx, bin, b); err != nil {
 			return err
@@ -75,8 +78,8 @@ func prepareNode(ctx context.Context, c *node.Cluster, root, bin string) error {
 }
 
 // nodeObjects are what run applies to the local cluster: the default
-// ClusterProviderConfig, with builds on the node, the examples' namespace,
-// and the first function.
+// ClusterProviderConfig, with builds and relays on the node, the examples'
+// namespace, and the first function.
 func nodeObjects(root string) ([]*unstructured.Unstructured, error) {
 	pc := &v1alpha1.ClusterProviderConfig{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.ClusterProviderConfigKind},
@@ -85,6 +88,7 @@ func nodeObjects(root string) ([]*unstructured.Unstructured, error) {
 			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"lambda.crossplane.io/tenant": "true"}},
 			Credentials:       v1alpha1.ClusterProviderCredentials{Source: v1alpha1.CredentialsSourceInjectedIdentity},
 			Build:             node.BuildDefaults(),
+			Eventing:          node.EventingDefaults(),
 		},
 	}
 	u, err := kruntime.DefaultUnstructuredConverter.ToUnstructured(pc)
