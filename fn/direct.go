@@ -26,6 +26,7 @@ const (
 	requireNamespace      = "namespace"
 	requireCredentials    = "source-credentials"
 	requireBuildPods      = "build-pods"
+	requireRevisionPods   = "revision-pods"
 	requireForwardAgent   = "forward-agent-"
 	requireBroker         = "broker-"
 	requireSecret         = "secret-"
@@ -246,7 +247,11 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 			live = s
 		}
 	}
-	svc := observe.Service(live, nil)
+	crash, err := p.crashLoop(live)
+	if err != nil {
+		return observe.Verdict{}, err
+	}
+	svc := observe.Service(live, nil).WithCrashLoop(crash)
 	svc.Record(at)
 	eventing, err := p.observedEach(objs.Eventing())
 	if err != nil {
@@ -256,6 +261,27 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 		Refused: objs.Refused, Pending: objs.Pending, Service: svc,
 		Eventing: observe.EventingReadiness(objs.Eventing(), func(o kube.Object) kube.Object { return eventing[nameOf(o)] }),
 	}), nil
+}
+
+// crashLoop reads the pods of the Service's latest Revision while Knative
+// has yet to say whether it serves, as the provider does, and says whether
+// the kubelet backs off restarting them (observe.CrashLoop). Until
+// Crossplane supplies them, the pass goes on without.
+func (p *pass) crashLoop(live *servingv1.Service) (string, error) {
+	if live == nil {
+		return "", nil
+	}
+	revision := observe.Awaited(live)
+	if revision == "" {
+		return "", nil
+	}
+	pods, _, err := requireAs[corev1.Pod](p, requireRevisionPods, byLabels("v1", "Pod", live.Namespace, map[string]string{observe.LabelRevision: revision}), statusOnly)
+	for i := range pods {
+		if msg := observe.CrashLoop(&pods[i]); msg != "" {
+			return msg, err
+		}
+	}
+	return "", err
 }
 
 // unmet is the verdict on a workload whose objects refer to what its

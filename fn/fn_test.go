@@ -108,6 +108,7 @@ func TestRunFunction(t *testing.T) {
 	const (
 		crashed      = `RevisionFailed: Revision "hello-00001" failed with message: Container failed with: boom.`
 		crashedAgain = `RevisionFailed: Revision "hello-00002" failed with message: Container failed with: boom.; Revision hello-00001 still serves`
+		crashLooping = `Revision hello-00002: container function keeps exiting: code 1, restarted 2 times: RuntimeError: refusing to start; Revision hello-00001 still serves`
 	)
 	builtXR := lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+job+`","digest":"`+testDigest+`"}}`)
 	// deployed are a built function's observed Broker, Service and Trigger.
@@ -297,6 +298,20 @@ func TestRunFunction(t *testing.T) {
 				ready:      fnv1.Ready_READY_TRUE,
 				conditions: stalledConditions("RevisionFailed", crashedAgain),
 				results:    []*fnv1.Result{warning("RevisionFailed", crashedAgain)},
+			},
+		},
+		"NewRevisionCrashLoops": {
+			reason:   "A new Revision Knative has yet to report on, whose pod the kubelet backs off restarting, fails in the kubelet's words while the one before serves; its pods are required.",
+			xr:       builtXR,
+			observed: deployed(serviceRolledOut(t, built.Service, nil, playact.Deploying()), readyStruct(t, built.Triggers[0])),
+			required: map[string]*fnv1.Resources{requireRevisionPods: {Items: []*fnv1.Resource{{Resource: toStruct(t, playact.CrashLoopingPod(built.Service, "hello-00002", 1, "RuntimeError: refusing to start"))}}}},
+			want: want{
+				composed:     deployedComposed(false, true),
+				status:       deployedStatus("Ready", serving+`,"failedRevision":"hello-00002"`),
+				ready:        fnv1.Ready_READY_TRUE,
+				requirements: map[string]*fnv1.ResourceSelector{requireRevisionPods: {ApiVersion: "v1", Kind: "Pod", Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"serving.knative.dev/revision": "hello-00002"}}}}},
+				conditions:   stalledConditions("RevisionFailed", crashLooping),
+				results:      []*fnv1.Result{warning("RevisionFailed", crashLooping)},
 			},
 		},
 		"TriggerFailed": {

@@ -19,16 +19,21 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/node"
 )
 
-// readyLine is what run says once the first function is Ready.
-var readyLine = regexp.MustCompile(`is Ready at (\S+),`)
+// What run says: where the local cluster's kubeconfig is, and that the
+// first function is Ready.
+var (
+	kubeconfigLine = regexp.MustCompile(`export KUBECONFIG=(\S+)`)
+	readyLine      = regexp.MustCompile(`is Ready at (\S+),`)
+)
 
 // TestRunServesFirstFunction runs the README's first command as a new
 // user does on a machine without a cluster: make run's program starts the
 // local cluster, the provider and the function, and applies the first
 // function, which Kaniko builds and Knative serves; the curl it prints
-// must answer with the handler's reply. Ctrl-C then leaves nothing behind.
-// It logs the times users judge it by: apply to Ready, and to the first
-// reply.
+// must answer with the handler's reply. Then the function goes through
+// what a team does next (lifecycle.run). Ctrl-C then leaves nothing
+// behind. It logs the times users judge it by: apply to Ready, and to the
+// first reply.
 func TestRunServesFirstFunction(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -59,10 +64,13 @@ func TestRunServesFirstFunction(t *testing.T) {
 
 	lines := bufio.NewScanner(out)
 	var applied time.Time
-	var fnURL string
+	var fnURL, kubeconfig string
 	for fnURL == "" && lines.Scan() {
 		line := lines.Text()
 		t.Log(line)
+		if m := kubeconfigLine.FindStringSubmatch(line); m != nil {
+			kubeconfig = m[1]
+		}
 		switch m := readyLine.FindStringSubmatch(line); {
 		case strings.HasPrefix(line, "Applied the first function"):
 			applied = time.Now()
@@ -87,6 +95,7 @@ func TestRunServesFirstFunction(t *testing.T) {
 		t.Errorf("the first function answered %d %q; want 200 with the handler's reply", status, body)
 	}
 	t.Logf("the first reply came %s after run applied the function", time.Since(applied).Round(time.Second))
+	newLifecycle(t, kubeconfig, fnURL).run(ctx, t)
 
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	select {

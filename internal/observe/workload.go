@@ -90,6 +90,17 @@ func Service(svc *servingv1.Service, latest *servingv1.Revision) ServiceState {
 	return s
 }
 
+// WithCrashLoop is s with its latest Revision failed as crash says, the
+// CrashLoop of one of its pods, while Knative has yet to say whether it
+// serves.
+func (s ServiceState) WithCrashLoop(crash string) ServiceState {
+	if crash == "" || s.Ready || s.Failed || s.LatestCreatedRevision == s.LatestReadyRevision {
+		return s
+	}
+	s.Failed, s.Message = true, "Revision "+s.LatestCreatedRevision+": "+crash
+	return s
+}
+
 // traffic converts the traffic Knative reports.
 func traffic(in []servingv1.TrafficTarget) []v1alpha1.TrafficObservation {
 	var out []v1alpha1.TrafficObservation

@@ -27,10 +27,40 @@ import (
 type RevisionFault func(*knservingv1.RevisionStatus)
 
 // CrashLoop is a container that keeps exiting: the reconciler reads the
-// last termination of the user container.
+// last termination of the user container. It does so only when the
+// Revision's Deployment changes, which a crash loop does not do, so on a
+// real cluster this comes at the Deployment's progress deadline: 10m7s
+// after the Revision was created on the local cluster, with Knative's
+// default of 10 minutes. Until then the Revision is Deploying and only the
+// kubelet says why, in its pods (CrashLoopingPod).
 func CrashLoop(exitCode int32, message string) RevisionFault {
 	return func(rs *knservingv1.RevisionStatus) {
 		rs.MarkContainerHealthyFalse(knservingv1.ExitCodeReason(exitCode), knservingv1.RevisionContainerExitingMessage(message))
+	}
+}
+
+// Deploying is a Revision Knative has yet to report on: its pods are not
+// ready, and its Deployment's progress deadline has not passed.
+func Deploying() RevisionFault {
+	return func(rs *knservingv1.RevisionStatus) {
+		rs.MarkResourcesAvailableUnknown(knservingv1.ReasonDeploying, "")
+		rs.MarkContainerHealthyUnknown(knservingv1.ReasonDeploying, "")
+	}
+}
+
+// CrashLoopingPod is a pod of the Revision whose container the kubelet
+// backs off restarting after it exited with the code, having written the
+// message, which Knative has the kubelet keep as its termination message.
+func CrashLoopingPod(svc *servingv1.Service, revision string, exitCode int32, message string) *corev1.Pod {
+	return &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: revision + "-deployment-5d8f6c7b9-x2k4p", Labels: map[string]string{serving.RevisionLabelKey: revision}},
+		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+			Name:                 svc.Spec.Template.Spec.Containers[0].Name,
+			RestartCount:         2,
+			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 20s restarting failed container"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Reason: "Error", Message: message}},
+		}}},
 	}
 }
 

@@ -49,7 +49,7 @@ func (c connection) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservati
 	if l, ok := st.objects["Service/"+c.name]; ok {
 		live = l.obj.(*servingv1.Service) //nolint:forcetypeassert // Listed as a Service.
 	}
-	svc := observe.Service(live, st.failedRevision)
+	svc := observe.Service(live, st.failedRevision).WithCrashLoop(st.crashLoop)
 	c.revisionFailure(mg, at, svc)
 	judge(mg, at, observe.Deployed(observe.Deployment{
 		Unapplied: st.differences, Refused: objs.Refused, Pending: objs.Pending, Service: svc,

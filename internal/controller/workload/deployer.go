@@ -29,6 +29,7 @@ import (
 const (
 	errFmtGet         = "cannot get %s"
 	errFmtGetRevision = "cannot get Revision %s"
+	errFmtListPods    = "cannot list the pods of Revision %s"
 	errFmtList        = "cannot list %ss"
 	errFmtNotOurs     = "the Broker %s exists and was not created by this provider: set eventing.broker.create to false to use it"
 	errFmtConfigTaken = "the RabbitmqBrokerConfig %s exists and was not created by this provider: name it in rabbitmq.brokerConfig instead of rabbitmq.cluster, or give the Broker another name"
@@ -145,6 +146,9 @@ type liveState struct {
 	// failedRevision is the latest Revision of the resource's Service when
 	// Knative reports it failed; it says why in the kubelet's words.
 	failedRevision *servingv1.Revision
+	// crashLoop says why the latest Revision's pod cannot start while
+	// Knative has yet to say whether it serves (observe.CrashLoop).
+	crashLoop string
 }
 
 // observe reads the resource's objects, found by its labels, and compares the
@@ -241,14 +245,18 @@ func (d deployer) owned(ctx context.Context, k ownedKind, ours labels.Selector) 
 }
 
 // revision reads the latest Revision of the resource's Service when Knative
-// reports that it failed. It is read uncached, and only then: a provider
-// that watched every Revision would hold all of a cluster's history.
+// reports that it failed, and one of its pods while Knative has yet to say.
+// Both are read uncached, and only then: a provider that watched every
+// Revision and its pods would hold all of a cluster's history.
 func (d deployer) revision(ctx context.Context, st *liveState) error {
 	l, ok := st.objects["Service/"+d.name]
 	if !ok {
 		return nil
 	}
 	svc := l.obj.(*servingv1.Service) //nolint:forcetypeassert // Listed as a Service.
+	if revision := observe.Awaited(svc); revision != "" {
+		return d.crashLoop(ctx, st, revision)
+	}
 	name := svc.Status.LatestCreatedRevisionName
 	if name == "" || !svc.Status.GetCondition(servingv1.ServiceConditionConfigurationsReady).IsFalse() {
 		return nil
@@ -263,6 +271,26 @@ func (d deployer) revision(ctx context.Context, st *liveState) error {
 		return errors.Wrapf(err, errFmtGetRevision, name)
 	}
 	st.failedRevision = rev
+	return nil
+}
+
+// crashLoop reads one pod of a Revision Knative has yet to report on, and
+// says whether the kubelet backs off restarting it.
+func (d deployer) crashLoop(ctx context.Context, st *liveState, revision string) error {
+	pods := &corev1.PodList{}
+	err := d.uncached.List(ctx, pods, client.InNamespace(d.namespace), client.MatchingLabels{observe.LabelRevision: revision}, client.Limit(1))
+	switch {
+	case kerrors.IsForbidden(err):
+		// Knative's own report comes at its progress deadline.
+		return nil
+	case err != nil:
+		return errors.Wrapf(err, errFmtListPods, revision)
+	}
+	for i := range pods.Items {
+		if msg := observe.CrashLoop(&pods.Items[i]); msg != "" {
+			st.crashLoop = msg
+		}
+	}
 	return nil
 }
 

@@ -1,0 +1,198 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/node"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
+)
+
+// Handlers the lifecycle deploys in turn: each answers the order event
+// with what names it, so a reply tells which Revision served it.
+const (
+	handlerV2 = "def handler(event, context):\n    return {\"accepted\": event.get(\"data\", {}).get(\"id\"), \"version\": 2}\n"
+	// crashing fails at import, before the wrapper listens.
+	crashing = "raise RuntimeError(\"refusing to start: version 3\")\n\ndef handler(event, context):\n    return {}\n"
+)
+
+// A lifecycle is the first function make run deployed, as the provider
+// runs it on the local cluster, and how to reach it.
+type lifecycle struct {
+	kube  client.Client
+	key   client.ObjectKey
+	fnURL string
+}
+
+// newLifecycle reads the local cluster's kubeconfig that make run
+// printed.
+func newLifecycle(t *testing.T, kubeconfig, fnURL string) lifecycle {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lifecycle{kube: testkit.Client(t, cfg), key: client.ObjectKey{Namespace: "functions", Name: "hello"}, fnURL: fnURL}
+}
+
+// run takes the first function through what a team does to it next, on
+// the real cluster and through the provider: a code change builds once
+// and its Revision serves; a scale change builds nothing; a version that
+// crashes at start and a build that fails are reported in the kubelet's
+// and Kaniko's words while the Revision before serves; and deleting it
+// leaves none of its objects.
+func (l lifecycle) run(ctx context.Context, t *testing.T) {
+	builds := l.builds(ctx, t)
+	l.update(ctx, t, func(p *v1alpha1.LambdaFunctionParameters) { p.Source.Inline.Code = handlerV2 })
+	start := time.Now()
+	l.replies(ctx, t, "the new code's Revision serves", `{"accepted":42,"version":2}`)
+	t.Logf("the new code served %s after the change", time.Since(start).Round(time.Second))
+	if got := l.builds(ctx, t); got != builds+1 {
+		t.Errorf("a code change made %d builds; want 1", got-builds)
+	}
+	served := l.function(ctx, t).Status.AtProvider.LatestReadyRevision
+
+	l.update(ctx, t, func(p *v1alpha1.LambdaFunctionParameters) {
+		p.Scaling = &v1alpha1.Scaling{MaxReplicas: ptr.To[int32](3)}
+	})
+	wait.Until(ctx, t, "a Revision of the new scale serves", func() string {
+		fn := l.function(ctx, t)
+		if r := fn.Status.AtProvider.LatestReadyRevision; r == served || !fn.GetCondition(xpv2.TypeReady).Equal(xpv2.Available()) {
+			return fmt.Sprintf("Revision %s, %+v", r, fn.GetCondition(xpv2.TypeReady))
+		}
+		return ""
+	})
+	if got := l.builds(ctx, t); got != builds+1 {
+		t.Errorf("a scale change made %d builds; want none", got-builds-1)
+	}
+
+	l.update(ctx, t, func(p *v1alpha1.LambdaFunctionParameters) { p.Source.Inline.Code = crashing })
+	l.failsServing(ctx, t, "the crashing version", v1alpha1.TypeLatestRevisionReady, v1alpha1.ReasonRevisionFailed, "refusing to start: version 3")
+
+	l.update(ctx, t, func(p *v1alpha1.LambdaFunctionParameters) {
+		p.Source.Inline.Code = handlerV2
+		p.Source.Inline.Dependencies = "no-such-package==1.0\n"
+	})
+	l.failsServing(ctx, t, "the failed build", xpv2.TypeReady, v1alpha1.ReasonBuildFailed, "error building image")
+
+	l.deleted(ctx, t)
+}
+
+// failsServing waits until the function's condition of type typ has reason
+// and a message that says want, as the real component wrote it, and checks
+// that the Revision before still answers.
+func (l lifecycle) failsServing(ctx context.Context, t *testing.T, what string, typ xpv2.ConditionType, reason xpv2.ConditionReason, want string) {
+	t.Helper()
+	start := time.Now()
+	wait.Until(ctx, t, what+" is reported", func() string {
+		c := l.function(ctx, t).GetCondition(typ)
+		if c.Reason != reason || !strings.Contains(c.Message, want) {
+			return fmt.Sprintf("%s %s: %q", typ, c.Reason, c.Message)
+		}
+		return ""
+	})
+	c := l.function(ctx, t).GetCondition(typ)
+	t.Logf("%s was reported %s after the change: %s", what, time.Since(start).Round(time.Second), c.Message)
+	l.replies(ctx, t, "the Revision before still serves", `{"accepted":42,"version":2}`)
+}
+
+// deleted deletes the function and checks that none of its objects is
+// left: its Service, Revisions' pods, Triggers, Broker, builds.
+func (l lifecycle) deleted(ctx context.Context, t *testing.T) {
+	t.Helper()
+	if err := l.kube.Delete(ctx, &v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Namespace: l.key.Namespace, Name: l.key.Name}}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	wait.Until(ctx, t, "the function is gone", func() string {
+		err := l.kube.Get(ctx, l.key, &v1alpha1.LambdaFunction{})
+		if kerrors.IsNotFound(err) {
+			return ""
+		}
+		return fmt.Sprintf("Get: %v", err)
+	})
+	t.Logf("the function was gone %s after it was deleted", time.Since(start).Round(time.Second))
+	ours := client.MatchingLabels{render.LabelKind: v1alpha1.LambdaFunctionKind, render.LabelResource: l.key.Name}
+	for _, list := range []client.ObjectList{&servingv1.ServiceList{}, &eventingv1.TriggerList{}, &batchv1.JobList{}, &corev1.ConfigMapList{}} {
+		wait.Until(ctx, t, fmt.Sprintf("no %T of the function is left", list), func() string {
+			if err := l.kube.List(ctx, list, client.InNamespace(l.key.Namespace), ours); err != nil {
+				return err.Error()
+			}
+			if n := apimeta.LenList(list); n > 0 {
+				return fmt.Sprintf("%d left", n)
+			}
+			return ""
+		})
+	}
+	wait.Until(ctx, t, "the function's Broker is gone", func() string {
+		err := l.kube.Get(ctx, client.ObjectKey{Namespace: l.key.Namespace, Name: render.DefaultBroker}, &eventingv1.Broker{})
+		if kerrors.IsNotFound(err) {
+			return ""
+		}
+		return fmt.Sprintf("Get: %v", err)
+	})
+}
+
+// replies waits until the function answers the order event with want.
+func (l lifecycle) replies(ctx context.Context, t *testing.T, what, want string) {
+	t.Helper()
+	wait.Until(ctx, t, what, func() string {
+		status, body, err := node.CallFunction(ctx, l.fnURL, "com.example.order.created", `{"id": 42}`)
+		if got := strings.Join(strings.Fields(body), ""); err != nil || status != http.StatusOK || got != want {
+			return fmt.Sprintf("%d %q (%v)", status, body, err)
+		}
+		return ""
+	})
+}
+
+// builds counts the function's build Jobs.
+func (l lifecycle) builds(ctx context.Context, t *testing.T) int {
+	t.Helper()
+	jobs := &batchv1.JobList{}
+	if err := l.kube.List(ctx, jobs, client.InNamespace(l.key.Namespace), client.MatchingLabels{render.LabelKind: v1alpha1.LambdaFunctionKind, render.LabelResource: l.key.Name}); err != nil {
+		t.Fatal(err)
+	}
+	return len(jobs.Items)
+}
+
+// function reads the function.
+func (l lifecycle) function(ctx context.Context, t *testing.T) *v1alpha1.LambdaFunction {
+	t.Helper()
+	fn := &v1alpha1.LambdaFunction{}
+	if err := l.kube.Get(ctx, l.key, fn); err != nil {
+		t.Fatal(err)
+	}
+	return fn
+}
+
+// update changes the function's spec, as kubectl edit does.
+func (l lifecycle) update(ctx context.Context, t *testing.T, change func(*v1alpha1.LambdaFunctionParameters)) {
+	t.Helper()
+	wait.Until(ctx, t, "the change is applied", func() string {
+		fn := l.function(ctx, t)
+		change(&fn.Spec.ForProvider)
+		return wait.ErrString(l.kube.Update(ctx, fn))
+	})
+}
