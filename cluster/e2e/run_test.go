@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"os/exec"
@@ -95,6 +96,7 @@ func TestRunServesFirstFunction(t *testing.T) {
 		t.Errorf("the first function answered %d %q; want 200 with the handler's reply", status, body)
 	}
 	t.Logf("the first reply came %s after run applied the function", time.Since(applied).Round(time.Second))
+	invokes(ctx, t, kubeconfig)
 	newLifecycle(t, kubeconfig, fnURL).run(ctx, t)
 
 	_ = cmd.Process.Signal(syscall.SIGINT)
@@ -121,4 +123,25 @@ func order(ctx context.Context, t *testing.T, fnURL string) (int, string) {
 		t.Fatal(err)
 	}
 	return status, body
+}
+
+// invokes runs the kubectl plugin's invoke as run's output says, through
+// the node's ingress, and checks the handler's reply event.
+func invokes(ctx context.Context, t *testing.T, kubeconfig string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "go", "run", "./cmd/kubectl-lambda", "invoke", "hello", "-n", "functions",
+		"--ingress", node.IngressIP, "--type", "com.example.order.created", "--data", `{"id": 42}`)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kubectl lambda invoke: %v: %s", err, out)
+	}
+	var reply struct {
+		Type string         `json:"type"`
+		Data map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(out, &reply); err != nil || reply.Type != "com.example.order.created.response" || reply.Data["accepted"] != float64(42) {
+		t.Errorf("kubectl lambda invoke printed %s (%v); want the handler's reply event", out, err)
+	}
 }

@@ -112,6 +112,7 @@ func (s *session) invokeCommand() *cobra.Command {
 	f.StringVar(&o.data, "data", "", "The event's data: JSON (sent as application/json), other text, or @FILE (@- for standard input).")
 	f.StringVar(&o.url, "url", "", "Send here instead of the workload's URL, such as through a port-forward.")
 	f.BoolVar(&o.broker, "broker", false, "Send through the workload's Broker, as its Triggers deliver; a Broker answers without the reply.")
+	f.StringVar(&o.ingress, "ingress", "", "Connect to this address (host or host:port) whatever host the URL names, which stays the Host header: an ingress no name resolves to, such as the local cluster's 10.96.0.80.")
 	f.DurationVar(&timeout, "timeout", timeout, "How long to wait for the reply.")
 	return cmd
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 
@@ -48,6 +50,10 @@ type invokeOptions struct {
 	url string
 	// broker sends through the workload's Broker instead of to its URL.
 	broker bool
+	// ingress is the address every connection goes to, whatever the URL's
+	// host, which stays the request's Host: an ingress that routes by Host
+	// and that no name resolves to, such as the local cluster's.
+	ingress string
 }
 
 // invoke sends one CloudEvent to a workload, at its URL or through its
@@ -65,7 +71,7 @@ func invoke(ctx context.Context, c client.Reader, w *workload, o invokeOptions, 
 	if err := setData(&e, o.data); err != nil {
 		return err
 	}
-	ce, err := cloudevents.NewClientHTTP()
+	ce, err := cloudevents.NewClientHTTP(through(o.ingress)...)
 	if err != nil {
 		return errors.Wrap(err, errNewClient)
 	}
@@ -90,6 +96,23 @@ func invoke(ctx context.Context, c client.Reader, w *workload, o invokeOptions, 
 		return errors.New(errHandlerFailed)
 	}
 	return errors.Errorf(errReplyFmt, target, status)
+}
+
+// through connects to ingress, when one is given, whatever host a URL
+// names.
+func through(ingress string) []cehttp.Option {
+	if ingress == "" {
+		return nil
+	}
+	if _, _, err := net.SplitHostPort(ingress); err != nil {
+		ingress = net.JoinHostPort(ingress, "80")
+	}
+	d := &net.Dialer{}
+	return []cehttp.Option{cehttp.WithRoundTripper(&http.Transport{
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, ingress)
+		},
+	})}
 }
 
 // invokeTarget is where invoke sends: --url, the Broker's address, or the

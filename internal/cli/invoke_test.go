@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -101,8 +103,23 @@ func TestInvoke(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// An ingress that routes by Host, at an address no name resolves to,
+	// as the local cluster's.
+	var hosts []string
+	wrapper, err := neturl.Parse(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(wrapper)
+	ingress := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hosts = append(hosts, r.Host)
+		proxy.ServeHTTP(w, r)
+	}))
+	defer ingress.Close()
+
 	for name, st := range map[string]v1alpha1.WorkloadObservation{
 		"greeter":  {Phase: v1alpha1.PhaseReady, URL: url, Eventing: &v1alpha1.EventingObservation{Broker: "default"}},
+		"routed":   {Phase: v1alpha1.PhaseReady, URL: "http://routed.apps.lambda.invalid"},
 		"building": {Phase: v1alpha1.PhaseBuilding},
 	} {
 		fn := newFunction(s.namespace, name)
@@ -153,6 +170,11 @@ func TestInvoke(t *testing.T) {
 			args:    []string{"invoke", "greeter", "--broker", "--type=com.example.greet", `--data={"name": "ada"}`},
 			wantOut: "accepted event",
 		},
+		"ThroughIngress": {
+			reason:    "--ingress connects to the ingress's address and keeps the URL's host as the Host the ingress routes by.",
+			args:      []string{"invoke", "routed", "--ingress=" + strings.TrimPrefix(ingress.URL, "http://"), "--type=com.example.greet", `--data={"name": "ada"}`},
+			wantReply: &reply{Type: "com.example.greet.response", Source: "/lambda/greeter", Data: map[string]string{"greeting": "hello ada"}},
+		},
 		"NoURL": {
 			reason:  "A function without a URL yet says so, with its phase.",
 			args:    []string{"invoke", "building"},
@@ -189,5 +211,8 @@ func TestInvoke(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"com.example.greet"}, brokered); diff != "" {
 		t.Errorf("events the Broker received: -want, +got:\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"routed.apps.lambda.invalid"}, hosts); diff != "" {
+		t.Errorf("the Hosts the ingress was asked for: -want, +got:\n%s", diff)
 	}
 }
