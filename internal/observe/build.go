@@ -141,11 +141,16 @@ func orReason(msg, reason string) string {
 	return reason
 }
 
-// tail keeps the end of a log, where the error is.
+// tail keeps the end of a log, where the error is, from the start of a
+// line when the end holds more than one.
 func tail(s string, n int) string {
 	s = colours.ReplaceAllString(s, "")
 	if len(s) <= n {
 		return s
 	}
-	return "..." + s[len(s)-n:]
+	end := s[len(s)-n:]
+	if i := strings.IndexByte(end, '\n'); i >= 0 && i < len(end)-1 {
+		end = end[i+1:]
+	}
+	return "..." + end
 }

@@ -64,6 +64,12 @@ func TestBuild(t *testing.T) {
 			pods:   []corev1.Pod{pod(1, long)},
 			want:   BuildOutcome{Failed: true, Message: "..." + long[len(long)-maxBuildMessage:], Cause: CauseBuild},
 		},
+		"FailedMidLine": {
+			reason: "A bounded message starts at a line of the log, not in the middle of one, as a real Kaniko log's end began with a cut word.",
+			job:    job(batchv1.JobFailed, "BackoffLimitExceeded"),
+			pods:   []corev1.Pod{pod(1, strings.Repeat("INFO[0001] Taking snapshot of files...\n", 80)+"error building image: exit status 127")},
+			want:   BuildOutcome{Failed: true, Message: "..." + strings.Repeat("INFO[0001] Taking snapshot of files...\n", (maxBuildMessage-len("error building image: exit status 127"))/len("INFO[0001] Taking snapshot of files...\n")) + "error building image: exit status 127", Cause: CauseBuild},
+		},
 		"FailedInColour": {
 			reason: "Kaniko's log colours its levels, as the real node showed; the message keeps the words, not the terminal's sequences.",
 			job:    job(batchv1.JobFailed, "BackoffLimitExceeded"),
