@@ -236,7 +236,7 @@ func agent(in AgentInput) (*Objects, error) {
 		sub := subscription{name: "intent-" + string(i), key: "intent/" + string(i), filters: map[string]string{ExtensionIntent: string(i)}}
 		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, brokerName, sub, eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
 	}
-	r := relayed{kind: v1alpha1.LambdaAgentKind, namespace: in.Namespace, name: in.Name, targets: map[string]string{}, d: in.Defaults}
+	r := relayed{namespace: in.Namespace, name: in.Name, targets: map[string]string{}, d: in.Defaults}
 	for _, f := range eventing.Forwards {
 		if why, ok := in.Observed.Refused[ForwardTargetKey(f.Target)]; ok {
 			out.Refused = append(out.Refused, "forward "+string(f.Name)+": "+why)

@@ -54,7 +54,7 @@ func ServiceNames(kind, name string) []string {
 
 // relayed is what render knows of an agent's relay.
 type relayed struct {
-	kind, namespace, name string
+	namespace, name string
 	targets               map[string]string
 	d                     Defaults
 }
@@ -82,7 +82,7 @@ func maxHops(d Defaults) int32 {
 func (r relayed) service() *servingv1.Service {
 	targets, _ := json.Marshal(r.targets) //nolint:errchkjson // A map of strings always encodes.
 	return workload{
-		kind: r.kind, namespace: r.namespace, name: RelayName(r.name), resource: r.name, component: ComponentRelay,
+		kind: v1alpha1.LambdaAgentKind, namespace: r.namespace, name: RelayName(r.name), resource: r.name, component: ComponentRelay,
 		container: ContainerRelay, image: orDefault(r.d.RelayImage, DefaultRelayImage), port: relayPort,
 		readiness: openPort(relayPort),
 		env: []corev1.EnvVar{
