@@ -55,8 +55,8 @@ func ServiceNames(kind, name string) []string {
 // relayed is what render knows of an agent's relay.
 type relayed struct {
 	namespace, name string
-	targets               map[string]string
-	d                     Defaults
+	targets         map[string]string
+	d               Defaults
 }
 
 // subscriber addresses one forward's path of the relay.
