@@ -265,7 +265,8 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 
 // crashLoop reads the pods of the Service's latest Revision while Knative
 // has yet to say whether it serves, as the provider does, and says whether
-// the kubelet backs off restarting them (observe.CrashLoop). Until
+// the container that runs the workload's code keeps exiting
+// (observe.CrashLoop). Until
 // Crossplane supplies them, the pass goes on without.
 func (p *pass) crashLoop(live *servingv1.Service) (string, error) {
 	if live == nil {

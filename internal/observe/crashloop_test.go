@@ -9,12 +9,12 @@ import (
 )
 
 // crashing is a container status as the kubelet writes it for a container
-// that exited and waits to be restarted.
-func crashing(name, waiting string, restarts int32, exit int32, msg string) corev1.ContainerStatus {
+// that exited and whose restart it backs off.
+func crashing(name string, restarts int32, exit int32, msg string) corev1.ContainerStatus {
 	return corev1.ContainerStatus{
 		Name:                 name,
 		RestartCount:         restarts,
-		State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: waiting}},
+		State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
 		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Reason: "Error", Message: msg}},
 	}
 }
@@ -28,7 +28,7 @@ func TestCrashLoop(t *testing.T) {
 	}{
 		"BackingOff": {
 			reason:   "A container the kubelet backs off restarting says its exit code, restarts and last words, from its last state.",
-			statuses: []corev1.ContainerStatus{crashing("function", "CrashLoopBackOff", 2, 1, "RuntimeError: refusing to start\n")},
+			statuses: []corev1.ContainerStatus{crashing("function", 2, 1, "RuntimeError: refusing to start\n")},
 			want:     prefix + "RuntimeError: refusing to start",
 		},
 		"JustExited": {
@@ -38,12 +38,12 @@ func TestCrashLoop(t *testing.T) {
 		},
 		"NoMessage": {
 			reason:   "Without a termination message, the kubelet's reason for the exit.",
-			statuses: []corev1.ContainerStatus{crashing("function", "CrashLoopBackOff", 3, 137, "")},
+			statuses: []corev1.ContainerStatus{crashing("function", 3, 137, "")},
 			want:     "container function keeps exiting: code 137, restarted 3 times: Error",
 		},
 		"LongMessage": {
 			reason:   "A long traceback keeps its end, where the error is.",
-			statuses: []corev1.ContainerStatus{crashing("function", "CrashLoopBackOff", 2, 1, strings.Repeat("x", 2000)+"ValueError: bad")},
+			statuses: []corev1.ContainerStatus{crashing("function", 2, 1, strings.Repeat("x", 2000)+"ValueError: bad")},
 			want:     prefix + "..." + strings.Repeat("x", crashTail-len("ValueError: bad")) + "ValueError: bad",
 		},
 		"FirstExits": {
@@ -56,7 +56,7 @@ func TestCrashLoop(t *testing.T) {
 		},
 		"QueueProxy": {
 			reason:   "Knative's queue-proxy is not the workload's code.",
-			statuses: []corev1.ContainerStatus{crashing("queue-proxy", "CrashLoopBackOff", 2, 1, "boom")},
+			statuses: []corev1.ContainerStatus{crashing("queue-proxy", 2, 1, "boom")},
 		},
 		"Running": {
 			reason:   "A running container is not crash-looping.",

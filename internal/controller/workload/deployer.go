@@ -275,7 +275,7 @@ func (d deployer) revision(ctx context.Context, st *liveState) error {
 }
 
 // crashLoop reads one pod of a Revision Knative has yet to report on, and
-// says whether the kubelet backs off restarting it.
+// says whether the container that runs the workload's code keeps exiting.
 func (d deployer) crashLoop(ctx context.Context, st *liveState, revision string) error {
 	pods := &corev1.PodList{}
 	err := d.uncached.List(ctx, pods, client.InNamespace(d.namespace), client.MatchingLabels{observe.LabelRevision: revision}, client.Limit(1))
@@ -286,10 +286,8 @@ func (d deployer) crashLoop(ctx context.Context, st *liveState, revision string)
 	case err != nil:
 		return errors.Wrapf(err, errFmtListPods, revision)
 	}
-	for i := range pods.Items {
-		if msg := observe.CrashLoop(&pods.Items[i]); msg != "" {
-			st.crashLoop = msg
-		}
+	if len(pods.Items) > 0 {
+		st.crashLoop = observe.CrashLoop(&pods.Items[0])
 	}
 	return nil
 }
