@@ -105,11 +105,11 @@ KNATIVE_CMDS := serving/cmd/controller serving/cmd/activator serving/cmd/autosca
 	eventing/cmd/broker/ingress eventing/cmd/broker/filter \
 	eventing/cmd/in_memory/channel_controller eventing/cmd/in_memory/channel_dispatcher
 ZONEINFO := $(shell go env GOROOT)/lib/time/zoneinfo.zip
-# image BINARY TAG: assemble the binary's image, when it is newer than the
-# tarball.
+# image BINARY TAG [FLAGS]: assemble the binary's image, when it is newer
+# than the tarball.
 image = if [[ $(BIN)/$(1) -nt $(BIN)/$(1).tar ]]; then \
 	go run ./cluster/images --binary=$(BIN)/$(1) --name=$(1) --arch=$(shell go env GOARCH) \
-		--zoneinfo=$(ZONEINFO) --tag=$(2) --out=$(BIN)/$(1).tar; fi
+		--zoneinfo=$(ZONEINFO) --tag=$(2) --out=$(BIN)/$(1).tar $(3); fi
 knative:
 	@for c in $(KNATIVE_CMDS); do \
 		n=$${c//\/cmd\//-}; n=$${n//\//-}; \
@@ -142,13 +142,20 @@ crossplane:
 		"-X github.com/crossplane/crossplane/v2/internal/version.version=$(CROSSPLANE_VERSION)"
 
 ## crossplane-core: Crossplane itself, for the end-to-end tests, which run it
-## outside a cluster against the local control plane. Its package manager
+## outside a cluster against the local control plane, and for the node,
+## which runs it from its own Helm chart: its image (the binary, its CRDs
+## and webhook configurations, where Crossplane's image has them), and the
+## program that renders the chart with Helm's engine. Its package manager
 ## checks packages' Crossplane constraints against the version set here.
 CORE_MOD := cluster/local/build/crossplane-core
 CORE_VERSION := $(shell awk '$$1=="require" && $$2=="github.com/crossplane/crossplane/v2" {print $$3}' $(CORE_MOD)/go.mod)
+CHART_MOD := cluster/local/build/crossplane-chart
 crossplane-core:
 	@$(GOBUILD) crossplane-core $(CORE_MOD) github.com/crossplane/crossplane/v2/cmd/crossplane \
 		"-X github.com/crossplane/crossplane-runtime/v2/pkg/version.version=$(CORE_VERSION)"
+	@$(GOBUILD) crossplane-chart $(CHART_MOD) github.com/knative-lambda/provider-knative-lambda/$(CHART_MOD)
+	@core=$$(cd $(CORE_MOD) && go list -m -f '{{.Dir}}' github.com/crossplane/crossplane/v2) && \
+		$(call image,crossplane-core,registry.local/crossplane/crossplane:$(CORE_VERSION),--tree=$$core/cluster/crds:/crds --tree=$$core/cluster/webhookconfigurations:/webhookconfigurations)
 
 ## flux: Flux's source-controller and kustomize-controller, for the
 ## end-to-end test that reconciles claims from git; both pinned in one
@@ -239,9 +246,10 @@ bench: controlplane peers
 	go run ./cluster/bench/cmd/providerbench --peer=$(PEERS)/provider-kubernetes $(BENCH_FLAGS)
 
 ## run: the provider against the current kube context, or else the local
-## cluster (RUN_FLAGS=--api-server-only: an API server alone), and the
-## function for crossplane render.
-run: controlplane crossplane node kaniko relay knative base-images
+## cluster, where Crossplane's package manager installs the packages
+## (RUN_FLAGS=--api-server-only: an API server alone, and the provider as a
+## process), and the function for crossplane render.
+run: controlplane crossplane crossplane-core node kaniko relay knative base-images xpkg
 	go build -o $(BIN)/run ./cluster/local/cmd/run
 	$(BIN)/run $(RUN_FLAGS)
 

@@ -4,7 +4,7 @@
 // this machine, /tmp), the next the binary. It writes the image as a tarball
 // that crossplane xpkg build --embed-runtime-image-tarball takes.
 //
-//	go run ./cluster/images --binary BIN --name NAME --arch ARCH --tag TAG --out FILE
+//	go run ./cluster/images --binary BIN --name NAME --arch ARCH --tag TAG --out FILE [--tree SRC:DST]...
 package main
 
 import (
@@ -13,8 +13,11 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -45,6 +48,8 @@ const (
 	errReadBinary = "cannot read the binary"
 	errReadCAs    = "cannot read the CA certificates"
 	errReadZones  = "cannot read the time zone database"
+	errFmtTree    = "cannot add the folder %s"
+	errFmtTreeArg = "--tree wants SRC:DST, not %q"
 	errLayer      = "cannot build a layer"
 	errConfig     = "cannot set the image config"
 	errFmtTag     = "cannot use %q as the image's tag"
@@ -67,12 +72,13 @@ func main() {
 		dir    = app.Flag("dir", "Folder of the binary in the image.").Default(BinDir).String()
 		root   = app.Flag("root", "Run as root: only for a build executor, which unpacks base images over its own root.").Bool()
 		zones  = app.Flag("zoneinfo", "Go's time zone database (GOROOT/lib/time/zoneinfo.zip), for binaries that read time zones.").ExistingFile()
+		trees  = app.Flag("tree", "A folder's files to add to the image, as SRC:DST, such as the manifests a binary reads from its image; repeatable.").Strings()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
-	kingpin.FatalIfError(run(*binary, *bin, *arch, *tag, *cas, *out, *dir, *root, *zones), "images")
+	kingpin.FatalIfError(run(*binary, *bin, *arch, *tag, *cas, *out, *dir, *root, *zones, *trees), "images")
 }
 
-func run(binary, bin, arch, tag, cas, out, dir string, root bool, zones string) error {
+func run(binary, bin, arch, tag, cas, out, dir string, root bool, zones string, trees []string) error {
 	b, err := os.ReadFile(binary)
 	if err != nil {
 		return errors.Wrap(err, errReadBinary)
@@ -109,7 +115,19 @@ func run(binary, bin, arch, tag, cas, out, dir string, root bool, zones string) 
 	if err != nil {
 		return err
 	}
-	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), base, app)
+	layers := []v1.Layer{base, app}
+	if len(trees) > 0 {
+		files, err := treeFiles(trees)
+		if err != nil {
+			return err
+		}
+		l, err := layer(files)
+		if err != nil {
+			return err
+		}
+		layers = append(layers, l)
+	}
+	img, err := mutate.AppendLayers(mutate.MediaType(empty.Image, types.OCIManifestSchema1), layers...)
 	if err != nil {
 		return errors.Wrap(err, errLayer)
 	}
@@ -136,6 +154,37 @@ func run(binary, bin, arch, tag, cas, out, dir string, root bool, zones string) 
 		return errors.Wrapf(err, errFmtTag, tag)
 	}
 	return errors.Wrap(tarball.WriteToFile(out, ref, img), errWrite)
+}
+
+// treeFiles are the regular files below each SRC of trees, each given as
+// SRC:DST, placed below DST and readable by every user.
+func treeFiles(trees []string) ([]file, error) {
+	var files []file
+	for _, t := range trees {
+		src, dst, ok := strings.Cut(t, ":")
+		if !ok || src == "" || !path.IsAbs(dst) {
+			return nil, errors.Errorf(errFmtTreeArg, t)
+		}
+		err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return err
+			}
+			rel, err := filepath.Rel(src, p)
+			if err != nil {
+				return err
+			}
+			b, err := os.ReadFile(p) //nolint:gosec // A folder the Makefile names.
+			if err != nil {
+				return err
+			}
+			files = append(files, file{path: path.Join(dst[1:], filepath.ToSlash(rel)), mode: 0o644, data: b})
+			return nil
+		})
+		if err != nil {
+			return nil, errors.Wrapf(err, errFmtTree, src)
+		}
+	}
+	return files, nil
 }
 
 // A file is one entry of a layer.

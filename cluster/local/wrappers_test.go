@@ -20,9 +20,10 @@ var (
 	etcd = []string{"build/etcd"}
 
 	// older are the releases written against older Kubernetes libraries:
-	// Crossplane's CLI and core, and Flux, whose kustomize-controller v1.7.3
+	// Crossplane's CLI and core, Helm (which renders Crossplane's chart),
+	// and Flux, whose kustomize-controller v1.7.3
 	// imports k8s.io/api/autoscaling/v2beta2, which k8s.io/api v0.36 removed.
-	older = []string{"build/crossplane", "build/crossplane-core", "build/flux"}
+	older = []string{"build/crossplane", "build/crossplane-core", "build/crossplane-chart", "build/flux"}
 
 	// linter is golangci-lint's module, which make lint builds.
 	linter = []string{"../lint"}

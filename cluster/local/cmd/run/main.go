@@ -48,7 +48,7 @@ func main() {
 		apiOnly    = app.Flag("api-server-only", "Start a local API server alone (etcd and kube-apiserver on loopback, with every CRD), not the node: nothing runs what the provider writes.").Bool()
 		port       = app.Flag("port", "Port of the local kube-apiserver on 127.0.0.1 with --api-server-only; 0 picks a free one.").Default("0").Int()
 		examples   = app.Flag("examples", "Folder of manifests to apply to an API server alone once the provider runs; empty applies none.").Default("examples").String()
-		debug      = app.Flag("debug", "Run the provider with debug logging.").Bool()
+		debug      = app.Flag("debug", "Run the provider and the function processes with debug logging (not the node's pods).").Bool()
 		toCurrent  = app.Flag("apply-examples-to-current-context", "Apply the examples to the current kube context too; without it they go only to a local control plane this command started.").Bool()
 	)
 	kingpin.MustParse(app.Parse(os.Args[1:]))
@@ -123,11 +123,15 @@ func run(ctx context.Context, o options) error {
 	if o.debug {
 		args, fnArgs = append(args, "--debug"), append(fnArgs, "--debug")
 	}
-	provider, err := startBuilt(ctx, root, "provider", "./cmd/provider", []string{"KUBECONFIG=" + kubeconfig}, args...)
-	if err != nil {
-		return err
+	// On the node the package manager runs the provider, as a pod; a
+	// Process that was never started never exits (its Exited is nil).
+	provider := &process.Process{Name: "provider"}
+	if cluster == nil {
+		if provider, err = startBuilt(ctx, root, "provider", "./cmd/provider", []string{"KUBECONFIG=" + kubeconfig}, args...); err != nil {
+			return err
+		}
+		defer provider.Stop()
 	}
-	defer provider.Stop()
 	fn, err := startBuilt(ctx, root, "function-knative-lambda", "./fn", nil, fnArgs...)
 	if err != nil {
 		return err
@@ -136,7 +140,7 @@ func run(ctx context.Context, o options) error {
 
 	switch {
 	case cluster != nil:
-		objs, err := nodeObjects(root)
+		objs, err := nodeObjects()
 		if err != nil {
 			return err
 		}
@@ -159,7 +163,12 @@ func run(ctx context.Context, o options) error {
 		}
 		fmt.Printf("Applied %d example objects from %s. Try: kubectl get knative-lambda -A\n", len(objs), o.examples)
 	}
-	fmt.Printf("Provider running. Function serving crossplane render at %s; try:\n"+
+	if cluster != nil {
+		fmt.Printf("The provider and the function run as pods in %s, installed by Crossplane's package manager from the node's registry: kubectl -n %s get pods\n", node.CrossplaneNamespace, node.CrossplaneNamespace)
+	} else {
+		fmt.Println("Provider running.")
+	}
+	fmt.Printf("Function serving crossplane render at %s; try:\n"+
 		"  .cache/bin/crossplane render examples/platform/xrs/python-inline.yaml package/configuration/composition-lambdas-direct.yaml cluster/local/functions.yaml --required-resources=examples/clusterproviderconfig.yaml\n"+
 		"Press Ctrl-C to stop everything this command started.\n", functionAddress)
 

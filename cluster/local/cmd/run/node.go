@@ -5,7 +5,6 @@ import (
 	_ "embed"
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
-	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/node"
 )
@@ -38,10 +36,10 @@ const firstTimeout = 10 * time.Minute
 //go:embed first-function.yaml
 var firstFunction []byte
 
-// startNode starts the local cluster with Knative, installs the provider's
-// CRDs, and publishes what its builds run and start from.
+// startNode starts the local cluster with Knative and Crossplane, publishes
+// what builds run and start from, and installs the packages.
 func startNode(ctx context.Context, root, bin string) (*node.Cluster, error) {
-	fmt.Println("Starting the local cluster (etcd, kube-apiserver, kubelet, containerd, CoreDNS, Knative Serving and Eventing) in the network namespace " + node.NetNS + "; about two minutes.")
+	fmt.Println("Starting the local cluster (etcd, kube-apiserver, kubelet, containerd, CoreDNS, Knative Serving and Eventing, Crossplane) in the network namespace " + node.NetNS + "; about three minutes.")
 	c, err := node.Start(ctx, node.Options{BinDir: bin, Knative: true})
 	if err != nil {
 		return nil, err
@@ -53,16 +51,10 @@ func startNode(ctx context.Context, root, bin string) (*node.Cluster, error) {
 	return c, nil
 }
 
-// prepareNode installs the provider's CRDs on the node and publishes the
-// Kaniko executor, the base images and the relay on its registry.
+// prepareNode publishes the Kaniko executor, the base images and the relay
+// on the node's registry, and installs Crossplane and the packages as a
+// platform does.
 func prepareNode(ctx context.Context, c *node.Cluster, root, bin string) error {
-	crds, err := local.LoadCRDs(local.OwnCRDsDir(root))
-	if err != nil {
-		return err
-	}
-	if err := local.InstallCRDs(c.Config, crds); err != nil {
-		return err
-	}
 	if err := c.PublishExecutor(ctx, bin); err != nil {
 		return err
 	}
@@ -74,13 +66,17 @@ func prepareNode(ctx context.Context, c *node.Cluster, root, bin string) error {
 			return err
 		}
 	}
-	return nil
+	fmt.Println("Installing Crossplane from its Helm chart, then the configuration package, which brings the provider and the function.")
+	if err := c.InstallCrossplane(ctx, bin); err != nil {
+		return err
+	}
+	return c.InstallPlatform(ctx, root, bin)
 }
 
-// nodeObjects are what run applies to the local cluster: the default
-// ClusterProviderConfig, with builds and relays on the node, the examples'
-// namespace, and the first function.
-func nodeObjects(root string) ([]*unstructured.Unstructured, error) {
+// nodeObjects are what run applies to the local cluster once the platform
+// is installed: the default ClusterProviderConfig, with builds and relays on
+// the node, and the first function, in the examples' namespace.
+func nodeObjects() ([]*unstructured.Unstructured, error) {
 	pc := &v1alpha1.ClusterProviderConfig{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.ClusterProviderConfigKind},
 		ObjectMeta: metav1.ObjectMeta{Name: "default"},
@@ -95,15 +91,11 @@ func nodeObjects(root string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, errors.Wrap(err, errProviderCfg)
 	}
-	ns, err := manifest.Read(filepath.Join(root, "examples", "namespace.yaml"))
-	if err != nil {
-		return nil, err
-	}
 	fn, err := manifest.Decode(firstFunction, "first-function.yaml")
 	if err != nil {
 		return nil, errors.Wrap(err, errFirstFunction)
 	}
-	return append(append([]*unstructured.Unstructured{{Object: u}}, ns...), fn...), nil
+	return append([]*unstructured.Unstructured{{Object: u}}, fn...), nil
 }
 
 // awaitFirst waits until the first function is Ready, saying what it goes

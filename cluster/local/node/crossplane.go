@@ -1,0 +1,87 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
+)
+
+// CrossplaneNamespace is where the chart installs Crossplane, and the
+// package manager the packages' pods.
+const CrossplaneNamespace = "crossplane-system"
+
+// What make crossplane-core builds, in BinDir: Crossplane's image (its
+// binary, CRDs and webhook configurations, as Crossplane's own image holds
+// them) and the program that renders its Helm chart.
+const (
+	crossplaneImage = "crossplane-core.tar"
+	crossplaneRepo  = "registry.local/crossplane/crossplane"
+	binChart        = "crossplane-chart"
+)
+
+// crossplaneChart is Crossplane's Helm chart, from the release the image is
+// built from.
+var crossplaneChart = local.CRDSource{Module: local.CrossplaneCRDs.Module, Version: local.CrossplaneVersion, Dir: "cluster/charts/crossplane"}
+
+const (
+	errFmtChart     = "cannot render Crossplane's Helm chart: %s"
+	errCrossplane   = "cannot install Crossplane"
+	errCrossplaneNS = "cannot create Crossplane's namespace"
+)
+
+// InstallCrossplane installs Crossplane core and its RBAC manager as
+// Crossplane's Helm chart does, with the chart's defaults but the image:
+// the chart is rendered by Helm's own template engine, so the cluster runs
+// the Deployments, service accounts and RBAC users run. It waits until both
+// are available; core's init container has then installed Crossplane's
+// CRDs.
+func (c *Cluster) InstallCrossplane(ctx context.Context, bin string) error {
+	if err := c.importImage(ctx, filepath.Join(bin, crossplaneImage)); err != nil {
+		return err
+	}
+	root, err := local.ModuleRoot(ctx, ".")
+	if err != nil {
+		return err
+	}
+	chart, err := crossplaneChart.Path(ctx, root)
+	if err != nil {
+		return err
+	}
+	var stderr bytes.Buffer
+	render := exec.CommandContext(ctx, filepath.Join(bin, binChart), "--chart="+chart, "--namespace="+CrossplaneNamespace,
+		"--set=image.repository="+crossplaneRepo, "--set=image.tag="+local.CrossplaneVersion)
+	render.Stderr = &stderr
+	out, err := render.Output()
+	if err != nil {
+		return errors.Wrapf(err, errFmtChart, strings.TrimSpace(stderr.String()))
+	}
+	objs, err := manifest.Decode(out, "Crossplane's chart")
+	if err != nil {
+		return errors.Wrap(err, errCrossplane)
+	}
+	// Helm's --create-namespace.
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: CrossplaneNamespace}}
+	if err := client.IgnoreAlreadyExists(c.kube.Create(ctx, ns)); err != nil {
+		return errors.Wrap(err, errCrossplaneNS)
+	}
+	if err := local.Apply(ctx, c.Config, objs); err != nil {
+		return errors.Wrap(err, errCrossplane)
+	}
+	for _, d := range []string{"crossplane", "crossplane-rbac-manager"} {
+		if err := c.available(ctx, d, client.ObjectKey{Namespace: CrossplaneNamespace, Name: d}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
