@@ -2,6 +2,7 @@ package main
 
 import (
 	"maps"
+	"strings"
 
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -164,10 +165,22 @@ func (p *pass) keep(keep func(kind string) bool) {
 // answer is written once and never changed.
 func sent(ob object) object {
 	metadata := structAt(ob, "metadata").filter(func(key []byte) bool {
-		return named(key, []string{"name", "namespace", "labels", "annotations"})
+		return named(key, []string{"name", "namespace", "labels"})
 	})
+	if a := structAt(ob, "metadata", "annotations"); a != nil {
+		metadata = appendEntry(metadata, "annotations", objectValue(a.filter(func(key []byte) bool { return !userInfo(key) })))
+	}
 	kept := ob.filter(func(key []byte) bool { return string(key) != "metadata" && sentKey(key) })
 	return object(appendEntry(kept, "metadata", objectValue(metadata)))
+}
+
+// userInfo is whether an annotation is one of those Knative's webhooks
+// write of who created an object and who last changed its spec. Sent back,
+// Crossplane's apply would own them, and its next apply, of the rendered
+// object, would remove them: Knative refuses a creator that changes.
+func userInfo(key []byte) bool {
+	group, name, ok := strings.Cut(string(key), "/")
+	return ok && strings.HasSuffix(group, ".knative.dev") && (name == "creator" || name == "lastModifier")
 }
 
 // sentKey is render.Sent of a key in an encoding.

@@ -134,10 +134,16 @@ func (l lifecycle) deleted(ctx context.Context, t *testing.T) {
 		return fmt.Sprintf("Get: %v", err)
 	})
 	t.Logf("the function was gone %s after it was deleted", time.Since(start).Round(time.Second))
-	ours := client.MatchingLabels{render.LabelKind: v1alpha1.LambdaFunctionKind, render.LabelResource: l.key.Name}
+	nothingLeft(ctx, t, l.kube, l.key)
+}
+
+// nothingLeft waits until none of the objects of the deleted function key
+// names is left: its Service, Revisions' pods, Triggers, Broker, builds.
+func nothingLeft(ctx context.Context, t *testing.T, kube client.Client, key client.ObjectKey) {
+	t.Helper()
 	for _, list := range []client.ObjectList{&servingv1.ServiceList{}, &eventingv1.TriggerList{}, &batchv1.JobList{}, &corev1.ConfigMapList{}} {
 		wait.Until(ctx, t, fmt.Sprintf("no %T of the function is left", list), func() string {
-			if err := l.kube.List(ctx, list, client.InNamespace(l.key.Namespace), ours); err != nil {
+			if err := kube.List(ctx, list, client.InNamespace(key.Namespace), ownLabels(key)); err != nil {
 				return err.Error()
 			}
 			if n := apimeta.LenList(list); n > 0 {
@@ -147,7 +153,7 @@ func (l lifecycle) deleted(ctx context.Context, t *testing.T) {
 		})
 	}
 	wait.Until(ctx, t, "the function's Broker is gone", func() string {
-		err := l.kube.Get(ctx, client.ObjectKey{Namespace: l.key.Namespace, Name: render.DefaultBroker}, &eventingv1.Broker{})
+		err := kube.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: render.DefaultBroker}, &eventingv1.Broker{})
 		if kerrors.IsNotFound(err) {
 			return ""
 		}
@@ -158,8 +164,15 @@ func (l lifecycle) deleted(ctx context.Context, t *testing.T) {
 // replies waits until the function answers the order event with want.
 func (l lifecycle) replies(ctx context.Context, t *testing.T, what, want string) {
 	t.Helper()
+	replies(ctx, t, l.fnURL, what, want)
+}
+
+// replies waits until the function at fnURL answers the order event with
+// want.
+func replies(ctx context.Context, t *testing.T, fnURL, what, want string) {
+	t.Helper()
 	wait.Until(ctx, t, what, func() string {
-		status, body, err := node.CallFunction(ctx, l.fnURL, "com.example.order.created", `{"id": 42}`)
+		status, body, err := node.CallFunction(ctx, fnURL, "com.example.order.created", `{"id": 42}`)
 		if got := strings.Join(strings.Fields(body), ""); err != nil || status != http.StatusOK || got != want {
 			return fmt.Sprintf("%d %q (%v)", status, body, err)
 		}
@@ -170,11 +183,23 @@ func (l lifecycle) replies(ctx context.Context, t *testing.T, what, want string)
 // builds counts the function's build Jobs.
 func (l lifecycle) builds(ctx context.Context, t *testing.T) int {
 	t.Helper()
+	return builds(ctx, t, l.kube, l.key)
+}
+
+// builds counts the build Jobs of the function key names, a LambdaFunction
+// or a Lambda, whose objects render labels alike.
+func builds(ctx context.Context, t *testing.T, kube client.Client, key client.ObjectKey) int {
+	t.Helper()
 	jobs := &batchv1.JobList{}
-	if err := l.kube.List(ctx, jobs, client.InNamespace(l.key.Namespace), client.MatchingLabels{render.LabelKind: v1alpha1.LambdaFunctionKind, render.LabelResource: l.key.Name}); err != nil {
+	if err := kube.List(ctx, jobs, client.InNamespace(key.Namespace), ownLabels(key)); err != nil {
 		t.Fatal(err)
 	}
 	return len(jobs.Items)
+}
+
+// ownLabels select the objects render made for the function key names.
+func ownLabels(key client.ObjectKey) client.MatchingLabels {
+	return client.MatchingLabels{render.LabelKind: v1alpha1.LambdaFunctionKind, render.LabelResource: key.Name}
 }
 
 // function reads the function.

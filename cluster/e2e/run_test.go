@@ -29,12 +29,13 @@ var (
 
 // TestRunServesFirstFunction runs the README's first command as a new
 // user does on a machine without a cluster: make run's program starts the
-// local cluster, the provider and the function, and applies the first
-// function, which Kaniko builds and Knative serves; the curl it prints
-// must answer with the handler's reply. Then the function goes through
-// what a team does next (lifecycle.run). Ctrl-C then leaves nothing
-// behind. It logs the times users judge it by: apply to Ready, and to the
-// first reply.
+// local cluster, installs Crossplane and the packages, whose pods run the
+// provider and the function, and applies the first function, which Kaniko
+// builds and Knative serves; the curl it prints must answer with the
+// handler's reply. Then the function goes through what a team does next,
+// through the provider (lifecycle.run) and as a platform XR
+// (xrLifecycle.run). Ctrl-C then leaves nothing behind. It logs the times
+// users judge it by: apply to Ready, and to the first reply.
 func TestRunServesFirstFunction(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
@@ -98,6 +99,7 @@ func TestRunServesFirstFunction(t *testing.T) {
 	t.Logf("the first reply came %s after run applied the function", time.Since(applied).Round(time.Second))
 	invokes(ctx, t, kubeconfig)
 	newLifecycle(t, kubeconfig, fnURL).run(ctx, t)
+	newXRLifecycle(t, kubeconfig).run(ctx, t)
 
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	select {

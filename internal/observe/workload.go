@@ -181,7 +181,7 @@ func EventingReadiness(desired []kube.Object, live func(kube.Object) kube.Object
 			return EventingState{Message: what + " has no Ready condition yet"}
 		case c.IsFalse() && sinkPending(d, c):
 			return EventingState{Message: what + ": " + said(c) + msgSinkPending}
-		case c.IsFalse() && subscriberPending(l, c):
+		case c.IsFalse() && subscriberPending(d, c):
 			return EventingState{Message: what + ": " + said(c) + msgSubscriberPending}
 		case c.IsFalse():
 			return EventingState{Failed: true, Message: what + ": " + said(c)}
@@ -214,9 +214,10 @@ const reasonSubscriberUnresolved = "Unable to get the Subscriber's URI"
 // subscriberPending is true for a Trigger of a Knative Service of the
 // workload's own (its Service, or an agent's relay) that found no address
 // for it: the Trigger was reconciled before the Service had one, which real
-// Eventing reports as False, not Unknown.
-func subscriberPending(live kube.Object, c *apis.Condition) bool {
-	t, ok := live.(*eventingv1.Trigger)
+// Eventing reports as False, not Unknown. The subscriber is read from the
+// desired Trigger: the function reads only the status of what it composed.
+func subscriberPending(desired kube.Object, c *apis.Condition) bool {
+	t, ok := desired.(*eventingv1.Trigger)
 	return ok && c.Reason == reasonSubscriberUnresolved && t.Spec.Subscriber.Ref != nil && t.Spec.Subscriber.Ref.Kind == "Service"
 }
 

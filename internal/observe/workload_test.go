@@ -203,8 +203,10 @@ func TestEventingReadiness(t *testing.T) {
 
 	cases := map[string]struct {
 		reason string
-		live   []client.Object
-		want   observe.EventingState
+		// trigger is the desired Trigger; the one above when nil.
+		trigger *eventingv1.Trigger
+		live    []client.Object
+		want    observe.EventingState
 	}{
 		"Ready": {
 			reason: "A Ready Broker and Trigger make eventing Ready.",
@@ -238,8 +240,10 @@ func TestEventingReadiness(t *testing.T) {
 				Message: `Trigger hello-orders: Unable to get the dead letter sink's URI: services.serving.knative.dev "dlq" not found`},
 		},
 		"SubscriberNotAddressedYet": {
-			reason: "A Trigger reconciled before the workload's own Service had an address is waited for, in Knative's words: Knative resolves it again once the Service has one.",
-			live:   []client.Object{readyBroker, ofService(settled(playact.SubscriberUnresolved(notAddressed)))},
+			reason: "A Trigger reconciled before the workload's own Service had an address is waited for, in Knative's words: Knative resolves it again once the Service has one. " +
+				"Its subscriber is the rendered one: the function reads only a composed resource's status, and on the node it reported such a Trigger Failed, then Ready.",
+			trigger: ofService(trigger.DeepCopy()),
+			live:    []client.Object{readyBroker, settled(playact.SubscriberUnresolved(notAddressed))},
 			want: observe.EventingState{Message: "Trigger hello-orders: Unable to get the Subscriber's URI: " + notAddressed +
 				" (its subscriber is a Knative Service of the workload's own, which Knative's Trigger reconciler resolves again once the Service has an address)"},
 		},
@@ -257,6 +261,9 @@ func TestEventingReadiness(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			desired := []kube.Object{broker, trigger}
+			if tc.trigger != nil {
+				desired[1] = tc.trigger
+			}
 			got := observe.EventingReadiness(desired, func(o kube.Object) kube.Object {
 				for i, d := range desired {
 					if d == o && tc.live[i] != nil {

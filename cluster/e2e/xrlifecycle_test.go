@@ -1,0 +1,175 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
+)
+
+// An xrLifecycle is make run's first function as an application team
+// writes it on a platform: a Lambda, the v2 XR of the platform API, in the
+// platform examples' namespace, which Crossplane, running on the node,
+// composes through the function's pod (Direct mode).
+type xrLifecycle struct {
+	kube client.Client
+	key  client.ObjectKey
+}
+
+// newXRLifecycle reads the local cluster's kubeconfig that make run
+// printed.
+func newXRLifecycle(t *testing.T, kubeconfig string) xrLifecycle {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return xrLifecycle{kube: testkit.Client(t, cfg), key: client.ObjectKey{Namespace: "apps", Name: "hello"}}
+}
+
+// run takes the Lambda through what lifecycle.run takes the provider's
+// function through, on the real cluster: it is built and serves, and on its
+// way there is never said to have failed; a code change builds once and its
+// Revision serves; a crashing version and a failed build stall it in the
+// kubelet's and Kaniko's words while the Revision before serves; deleting it
+// leaves none of its objects.
+func (l xrLifecycle) run(ctx context.Context, t *testing.T) {
+	ns, err := manifest.Read(filepath.Join(repo, "examples", "platform", "xrs", "namespace.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range append(ns, l.firstFunction(t)) {
+		if err := l.kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	var phases []string
+	fnURL := ""
+	wait.Until(ctx, t, "the Lambda is Ready with a URL", func() string {
+		xr := l.get(ctx, t)
+		phase, _, _ := unstructured.NestedString(xr.Object, "status", "phase")
+		if len(phases) == 0 || phases[len(phases)-1] != phase {
+			phases = append(phases, phase)
+		}
+		fnURL, _, _ = unstructured.NestedString(xr.Object, "status", "url")
+		if phase != string(v1alpha1.PhaseReady) || fnURL == "" {
+			return fmt.Sprintf("phases %v", phases)
+		}
+		return ""
+	})
+	t.Logf("the Lambda was Ready %s after it was applied, through phases %v", time.Since(start).Round(time.Second), phases)
+	if slices.Contains(phases, string(v1alpha1.PhaseFailed)) {
+		t.Errorf("on its way to Ready the Lambda went through phases %v: a rollout that succeeds never fails", phases)
+	}
+	replies(ctx, t, fnURL, "the Lambda answers", `{"accepted":42}`)
+	t.Logf("the Lambda's first reply came %s after it was applied", time.Since(start).Round(time.Second))
+
+	built := builds(ctx, t, l.kube, l.key)
+	l.update(ctx, t, func(spec map[string]any) { _ = unstructured.SetNestedField(spec, handlerV2, "source", "inline", "code") })
+	replies(ctx, t, fnURL, "the new code's Revision serves", `{"accepted":42,"version":2}`)
+	if got := builds(ctx, t, l.kube, l.key); got != built+1 {
+		t.Errorf("a code change made %d builds; want 1", got-built)
+	}
+
+	l.update(ctx, t, func(spec map[string]any) { _ = unstructured.SetNestedField(spec, crashing, "source", "inline", "code") })
+	l.stalls(ctx, t, fnURL, "the crashing version", v1alpha1.ReasonRevisionFailed, "refusing to start: version 3")
+	l.update(ctx, t, func(spec map[string]any) {
+		_ = unstructured.SetNestedField(spec, handlerV2, "source", "inline", "code")
+		_ = unstructured.SetNestedField(spec, "no-such-package==1.0\n", "source", "inline", "dependencies")
+	})
+	l.stalls(ctx, t, fnURL, "the failed build", v1alpha1.ReasonBuildFailed, "error building image")
+
+	if err := l.kube.Delete(ctx, l.get(ctx, t)); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, "the Lambda is gone", func() string {
+		err := l.kube.Get(ctx, l.key, lambda())
+		if kerrors.IsNotFound(err) {
+			return ""
+		}
+		return fmt.Sprintf("Get: %v", err)
+	})
+	nothingLeft(ctx, t, l.kube, l.key)
+}
+
+// firstFunction is make run's first function as a Lambda: its spec is the
+// LambdaFunction's forProvider.
+func (l xrLifecycle) firstFunction(t *testing.T) *unstructured.Unstructured {
+	t.Helper()
+	objs, err := manifest.Read(filepath.Join(repo, "cluster", "local", "cmd", "run", "first-function.yaml"))
+	if err != nil || len(objs) != 1 {
+		t.Fatalf("the first function: %v (%d objects)", err, len(objs))
+	}
+	spec, _, _ := unstructured.NestedMap(objs[0].Object, "spec", "forProvider")
+	xr := lambda()
+	xr.SetNamespace(l.key.Namespace)
+	xr.SetName(l.key.Name)
+	xr.Object["spec"] = spec
+	return xr
+}
+
+// stalls waits until the Lambda is Stalled with reason and a message that
+// says want, as the real component wrote it, and checks that the Revision
+// before still answers.
+func (l xrLifecycle) stalls(ctx context.Context, t *testing.T, fnURL, what string, reason xpv2.ConditionReason, want string) {
+	t.Helper()
+	start := time.Now()
+	wait.Until(ctx, t, what+" is reported", func() string {
+		c, _ := condition(l.get(ctx, t), "Stalled")
+		if msg, _ := c["message"].(string); c["status"] != "True" || c["reason"] != string(reason) || !strings.Contains(msg, want) {
+			return fmt.Sprintf("Stalled %v %v: %q", c["status"], c["reason"], msg)
+		}
+		return ""
+	})
+	c, _ := condition(l.get(ctx, t), "Stalled")
+	t.Logf("%s of the Lambda was reported %s after the change: %v", what, time.Since(start).Round(time.Second), c["message"])
+	replies(ctx, t, fnURL, "the Revision before still serves", `{"accepted":42,"version":2}`)
+}
+
+// get reads the Lambda.
+func (l xrLifecycle) get(ctx context.Context, t *testing.T) *unstructured.Unstructured {
+	t.Helper()
+	xr := lambda()
+	if err := l.kube.Get(ctx, l.key, xr); err != nil {
+		t.Fatal(err)
+	}
+	return xr
+}
+
+// update changes the Lambda's spec, as kubectl edit does.
+func (l xrLifecycle) update(ctx context.Context, t *testing.T, change func(spec map[string]any)) {
+	t.Helper()
+	wait.Until(ctx, t, "the change is applied", func() string {
+		xr := l.get(ctx, t)
+		spec, _, _ := unstructured.NestedMap(xr.Object, "spec")
+		change(spec)
+		xr.Object["spec"] = spec
+		return wait.ErrString(l.kube.Update(ctx, xr))
+	})
+}
+
+// lambda is an empty Lambda of the platform API.
+func lambda() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("platform.lambda.crossplane.io/v1alpha1")
+	u.SetKind("Lambda")
+	return u
+}
