@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"google.golang.org/protobuf/types/known/durationpb"
+
 	"github.com/crossplane/function-sdk-go/errors"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
@@ -16,6 +18,13 @@ import (
 // responseTTL is how long Crossplane may reuse a response. A minute bounds
 // how late a pushed git ref or a new S3 object is noticed.
 const responseTTL = time.Minute
+
+// workingTTL is responseTTL while a composite is still working: Crossplane
+// calls again this soon, since a pass may wait on what it does not watch (a
+// Revision's pods, a build's pods) or on events its circuit breaker drops.
+// On the real node, with the minute, a crash loop showed 2m31s after the
+// change and new code served after 58 s.
+const workingTTL = 5 * time.Second
 
 const (
 	errInput     = "cannot read the function's Input"
@@ -105,6 +114,9 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	if err := p.finish(v); err != nil {
 		fatal(rsp, errors.Wrap(err, errResponse))
 		return rsp, nil
+	}
+	if progressOf(v) == working {
+		rsp.Meta.Ttl = durationpb.New(workingTTL)
 	}
 	result, reason = passOutcome(v), string(v.Reason)
 	return rsp, nil

@@ -561,8 +561,14 @@ func TestRunFunction(t *testing.T) {
 				// Namespaced XRs report the generation a pass acted on.
 				status = strings.TrimSuffix(status, "}") + `,"observedGeneration":1}`
 			}
+			// A pass that leaves the composite Reconciling asks to be
+			// called again soon.
+			ttl := responseTTL
+			if len(tc.want.conditions) > 0 && tc.want.conditions[0].GetType() == typeReconciling && tc.want.conditions[0].GetStatus() == fnv1.Status_STATUS_CONDITION_TRUE {
+				ttl = workingTTL
+			}
 			want := &fnv1.RunFunctionResponse{
-				Meta:       &fnv1.ResponseMeta{Ttl: durationpb.New(responseTTL)},
+				Meta:       &fnv1.ResponseMeta{Ttl: durationpb.New(ttl)},
 				Desired:    &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, `{"status":`+status+`}`), Ready: tc.want.ready}},
 				Conditions: tc.want.conditions,
 				Results:    tc.want.results,
