@@ -314,6 +314,20 @@ func TestRunFunction(t *testing.T) {
 				results:      []*fnv1.Result{warning("RevisionFailed", crashLooping)},
 			},
 		},
+		"NewRevisionAwaited": {
+			reason: "A new Revision Knative has yet to report on, whose pods say nothing yet, keeps the XR deploying, so Crossplane calls again soon to read them: " +
+				"it does not watch them.",
+			xr:       builtXR,
+			observed: deployed(serviceRolledOut(t, built.Service, nil, playact.Deploying()), readyStruct(t, built.Triggers[0])),
+			required: map[string]*fnv1.Resources{requireRevisionPods: {}},
+			want: want{
+				composed:     deployedComposed(false, true),
+				status:       deployedStatus("Deploying", serving),
+				ready:        fnv1.Ready_READY_FALSE,
+				requirements: map[string]*fnv1.ResourceSelector{requireRevisionPods: {ApiVersion: "v1", Kind: "Pod", Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"serving.knative.dev/revision": "hello-00002"}}}}},
+				conditions:   progressingConditions("Deploying", "waiting for the Knative Service to be Ready: "),
+			},
+		},
 		"TriggerFailed": {
 			reason:   "A Trigger Knative reports cannot deliver stalls the XR, naming the Trigger and Knative's reason.",
 			xr:       builtXR,
