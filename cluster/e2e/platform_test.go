@@ -91,10 +91,12 @@ func startPlatform(ctx context.Context, t *testing.T, more ...local.CRDSource) *
 	}
 	_, metricsPort, _ := net.SplitHostPort(loopback.Address(t))
 	_, healthPort, _ := net.SplitHostPort(loopback.Address(t))
-	// The tests play a workload's builds and rollouts in milliseconds, so an
-	// XR's watch events come minutes faster than in a cluster: with the
-	// default burst of 100 (50 updates, then one every 2 s), Crossplane's
-	// circuit breaker opens and drops them for 30 s at a time.
+	// With the default burst of 100, Crossplane's circuit breaker opens
+	// during a composite's first rollout and drops its events, spec changes
+	// included, for 30 s at a time: on the real node too (see the README's
+	// What runs for real), where the change waits for the function's TTL.
+	// The tests play builds and rollouts in milliseconds and change specs
+	// right after, so here it is raised.
 	start(t, "crossplane", kubeconfig, core, "core", "start", "--enable-webhooks=false", "--package-runtime=External",
 		"--ca-bundle-path="+caFile, "--namespace="+xpNamespace,
 		"--metrics-port="+metricsPort, "--health-probe-port="+healthPort, "--tls-client-certs-dir="+clientCerts,

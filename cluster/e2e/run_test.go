@@ -37,7 +37,7 @@ var (
 // (xrLifecycle.run). Ctrl-C then leaves nothing behind. It logs the times
 // users judge it by: apply to Ready, and to the first reply.
 func TestRunServesFirstFunction(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	bin := filepath.Join(t.TempDir(), "run")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cluster/local/cmd/run")
