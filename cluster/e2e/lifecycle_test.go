@@ -59,11 +59,14 @@ func newLifecycle(t *testing.T, kubeconfig, fnURL string) lifecycle {
 
 // run takes the first function through what a team does to it next, on
 // the real cluster and through the provider: a code change builds once
-// and its Revision serves; a scale change builds nothing; a version that
+// and its Revision serves; a scale change builds nothing; a rollback to
+// the first Revision behind a tag, with the latest at its own tag's URL,
+// builds nothing either; a version that
 // crashes at start and a build that fails are reported in the kubelet's
 // and Kaniko's words while the Revision before serves; and deleting it
 // leaves none of its objects.
 func (l lifecycle) run(ctx context.Context, t *testing.T) {
+	first := l.function(ctx, t).Status.AtProvider.LatestReadyRevision
 	builds := l.builds(ctx, t)
 	l.update(ctx, t, func(p *v1alpha1.LambdaFunctionParameters) { p.Source.Inline.Code = handlerV2 })
 	start := time.Now()
@@ -88,6 +91,14 @@ func (l lifecycle) run(ctx context.Context, t *testing.T) {
 		t.Errorf("a scale change made %d builds; want none", got-builds-1)
 	}
 
+	l.update(ctx, t, func(p *v1alpha1.LambdaFunctionParameters) { p.Traffic = canaryTraffic(first) })
+	canary(ctx, t, l.fnURL, func() []v1alpha1.TrafficObservation { return l.function(ctx, t).Status.AtProvider.Traffic })
+	l.update(ctx, t, func(p *v1alpha1.LambdaFunctionParameters) { p.Traffic = nil })
+	l.replies(ctx, t, "the latest Revision takes every request again", `{"accepted":42,"version":2}`)
+	if got := l.builds(ctx, t); got != builds+1 {
+		t.Errorf("a traffic split made %d builds; want none", got-builds-1)
+	}
+
 	l.update(ctx, t, func(p *v1alpha1.LambdaFunctionParameters) { p.Source.Inline.Code = crashing })
 	l.failsServing(ctx, t, "the crashing version", v1alpha1.TypeLatestRevisionReady, v1alpha1.ReasonRevisionFailed, "refusing to start: version 3")
 
@@ -98,6 +109,36 @@ func (l lifecycle) run(ctx context.Context, t *testing.T) {
 	l.failsServing(ctx, t, "the failed build", xpv2.TypeReady, v1alpha1.ReasonBuildFailed, "error building image")
 
 	l.deleted(ctx, t)
+}
+
+// canaryTraffic rolls back to the first Revision without a build, behind
+// a tag, while the latest is tried at its own tag's URL.
+func canaryTraffic(first string) *v1alpha1.Traffic {
+	return &v1alpha1.Traffic{Targets: []v1alpha1.TrafficTarget{
+		{RevisionName: &first, Percent: 100, Tag: ptr.To("stable")},
+		{Percent: 0, Tag: ptr.To("canary")},
+	}}
+}
+
+// canary checks canaryTraffic through Knative's Route and the node's
+// ingress: the function's URL and the stable tag's answer as the first
+// Revision did, and the canary tag's URL, read from the traffic status, as
+// the latest does.
+func canary(ctx context.Context, t *testing.T, fnURL string, traffic func() []v1alpha1.TrafficObservation) {
+	t.Helper()
+	replies(ctx, t, fnURL, "the first Revision takes every request", `{"accepted":42}`)
+	tags := map[string]string{}
+	wait.Until(ctx, t, "the traffic status has both tags' URLs", func() string {
+		for _, tr := range traffic() {
+			tags[tr.Tag] = tr.URL
+		}
+		if tags["stable"] == "" || tags["canary"] == "" {
+			return fmt.Sprintf("%v", tags)
+		}
+		return ""
+	})
+	replies(ctx, t, tags["stable"], "the stable tag's URL answers as the first Revision", `{"accepted":42}`)
+	replies(ctx, t, tags["canary"], "the canary tag's URL answers as the latest Revision", `{"accepted":42,"version":2}`)
 }
 
 // failsServing waits until the function's condition of type typ has reason

@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -48,7 +49,8 @@ func newXRLifecycle(t *testing.T, kubeconfig string) xrLifecycle {
 // run takes the Lambda through what lifecycle.run takes the provider's
 // function through, on the real cluster: it is built and serves, and on its
 // way there is never said to have failed; a code change builds once and its
-// Revision serves; a crashing version and a failed build stall it in the
+// Revision serves; a rollback behind a tag with the latest at its own tag's
+// URL builds nothing; a crashing version and a failed build stall it in the
 // kubelet's and Kaniko's words while the Revision before serves; deleting it
 // leaves none of its objects.
 func (l xrLifecycle) run(ctx context.Context, t *testing.T) {
@@ -82,6 +84,7 @@ func (l xrLifecycle) run(ctx context.Context, t *testing.T) {
 	}
 	replies(ctx, t, fnURL, "the Lambda answers", `{"accepted":42}`)
 	t.Logf("the Lambda's first reply came %s after it was applied", time.Since(start).Round(time.Second))
+	first, _, _ := unstructured.NestedString(l.get(ctx, t).Object, "status", "latestReadyRevision")
 
 	changed := time.Now()
 	n := buildsDuring(ctx, t, l.kube, l.key, func() {
@@ -93,6 +96,26 @@ func (l xrLifecycle) run(ctx context.Context, t *testing.T) {
 	t.Logf("the Lambda's new code served %s after the change", time.Since(changed).Round(time.Second))
 	if n != 1 {
 		t.Errorf("a code change made %d builds; want 1", n)
+	}
+	n = buildsDuring(ctx, t, l.kube, l.key, func() {
+		split, err := kruntime.DefaultUnstructuredConverter.ToUnstructured(canaryTraffic(first))
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.update(ctx, t, func(spec map[string]any) { spec["traffic"] = split })
+		canary(ctx, t, fnURL, func() []v1alpha1.TrafficObservation {
+			st := &v1alpha1.LambdaFunctionObservation{}
+			status, _, _ := unstructured.NestedMap(l.get(ctx, t).Object, "status")
+			if err := kruntime.DefaultUnstructuredConverter.FromUnstructured(status, st); err != nil {
+				t.Fatal(err)
+			}
+			return st.Traffic
+		})
+		l.update(ctx, t, func(spec map[string]any) { delete(spec, "traffic") })
+		replies(ctx, t, fnURL, "the latest Revision takes every request again", `{"accepted":42,"version":2}`)
+	})
+	if n != 0 {
+		t.Errorf("a traffic split made %d builds; want none", n)
 	}
 
 	l.update(ctx, t, func(spec map[string]any) { _ = unstructured.SetNestedField(spec, crashing, "source", "inline", "code") })
