@@ -30,6 +30,16 @@ const (
 	binChart        = "crossplane-chart"
 )
 
+// circuitBreakerBurst is what the node sets Crossplane's XR circuit
+// breaker's burst to, as the README advises platforms to. At the default,
+// 100, one Lambda's first rollout opened it (its own status writes, which
+// Crossplane v2.4.0 flaps a few times after each change, crossplane#7062,
+// and its Knative objects' count), and an edit made within the cooldown was
+// dropped: its build started 60 s after it, at the function's next call.
+// At 1000 the flapping ended by itself, three flips on, and an edit right
+// after the rollout started its build within a second.
+const circuitBreakerBurst = "1000"
+
 // crossplaneChart is Crossplane's Helm chart, from the release the image is
 // built from.
 var crossplaneChart = local.CRDSource{Module: local.CrossplaneCRDs.Module, Version: local.CrossplaneVersion, Dir: "cluster/charts/crossplane"}
@@ -41,7 +51,8 @@ const (
 )
 
 // InstallCrossplane installs Crossplane core and its RBAC manager as
-// Crossplane's Helm chart does, with the chart's defaults but the image:
+// Crossplane's Helm chart does, with the chart's defaults but the image and
+// the circuit breaker's burst:
 // the chart is rendered by Helm's own template engine, so the cluster runs
 // the Deployments, service accounts and RBAC users run. It waits until both
 // are available; core's init container has then installed Crossplane's
@@ -60,7 +71,8 @@ func (c *Cluster) InstallCrossplane(ctx context.Context, bin string) error {
 	}
 	var stderr bytes.Buffer
 	render := exec.CommandContext(ctx, filepath.Join(bin, binChart), "--chart="+chart, "--namespace="+CrossplaneNamespace,
-		"--set=image.repository="+crossplaneRepo, "--set=image.tag="+local.CrossplaneVersion)
+		"--set=image.repository="+crossplaneRepo, "--set=image.tag="+local.CrossplaneVersion,
+		"--set=args={--circuit-breaker-burst="+circuitBreakerBurst+"}")
 	render.Stderr = &stderr
 	out, err := render.Output()
 	if err != nil {
