@@ -21,6 +21,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/node"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
@@ -115,14 +116,7 @@ func startPlatform(ctx context.Context, t *testing.T, more ...local.CRDSource) *
 			}
 		}
 	})
-	create(ctx, t, kube, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "pkg.crossplane.io/v1beta1", "kind": "ImageConfig",
-		"metadata": map[string]any{"name": "knative-lambda-mirror"},
-		"spec": map[string]any{
-			"matchImages":  []any{map[string]any{"type": "Prefix", "prefix": packagePath}},
-			"rewriteImage": map[string]any{"prefix": host + "/knative-lambda"},
-		},
-	}})
+	create(ctx, t, kube, node.Mirror(host+"/knative-lambda"))
 	// The provider declares safe-start, so its managed resources' CRDs come
 	// only once a policy activates them (Crossplane's Helm chart activates
 	// every one by default).
@@ -131,11 +125,7 @@ func startPlatform(ctx context.Context, t *testing.T, more ...local.CRDSource) *
 		"metadata": map[string]any{"name": "knative-lambda"},
 		"spec":     map[string]any{"activate": []any{"*.lambda.m.crossplane.io"}},
 	}})
-	create(ctx, t, kube, &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "pkg.crossplane.io/v1", "kind": "Configuration",
-		"metadata": map[string]any{"name": "configuration-knative-lambda"},
-		"spec":     map[string]any{"package": packagePath + "/configuration-knative-lambda:" + packageVersion},
-	}})
+	create(ctx, t, kube, node.Configuration())
 
 	fnCerts := filepath.Join(dir, "function-certs")
 	functionCerts(ctx, t, kube, fnCerts)

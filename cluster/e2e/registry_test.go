@@ -9,20 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/node"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/testca"
 )
-
-// packagePath is where the packages are published; an ImageConfig points it
-// at the test's registry, as a platform points it at a mirror.
-const packagePath = "xpkg.crossplane.io/knative-lambda"
-
-// packageVersion is the tag make xpkg builds.
-const packageVersion = "v0.1.0"
 
 // startRegistry serves an OCI registry on loopback over TLS, with a
 // certificate of a test CA whose PEM file it returns with the registry's
@@ -50,16 +43,11 @@ func startRegistry(t *testing.T, dir string) (host, caFile string) {
 // registry's CA as a platform would its mirror's.
 func pushPackages(ctx context.Context, t *testing.T, host, caFile string) {
 	t.Helper()
-	out := filepath.Join(repo, "_output")
-	for name, file := range map[string]string{
-		"provider-knative-lambda":      filepath.Join(out, "linux_"+runtime.GOARCH, "provider-knative-lambda.xpkg"),
-		"function-knative-lambda":      filepath.Join(out, "linux_"+runtime.GOARCH, "function-knative-lambda.xpkg"),
-		"configuration-knative-lambda": filepath.Join(out, "configuration-knative-lambda.xpkg"),
-	} {
+	for name, file := range node.PackageFiles(repo) {
 		if _, err := os.Stat(file); err != nil {
 			t.Fatalf("%v: run make e2e, which builds the packages", err)
 		}
-		cmd := exec.CommandContext(ctx, bin(t, "crossplane"), "xpkg", "push", "-f", file, host+"/knative-lambda/"+name+":"+packageVersion)
+		cmd := exec.CommandContext(ctx, bin(t, "crossplane"), "xpkg", "push", "-f", file, host+"/knative-lambda/"+name+":"+node.PackageVersion)
 		cmd.Env = append(os.Environ(), "SSL_CERT_FILE="+caFile, "DOCKER_CONFIG="+t.TempDir())
 		if b, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("crossplane xpkg push %s: %v\n%s", name, err, b)

@@ -28,7 +28,7 @@ const (
 
 // The objects the package manager names after the packages' repositories.
 const (
-	ProviderName      = "knative-lambda-provider-knative-lambda"
+	providerName      = "knative-lambda-provider-knative-lambda"
 	configurationName = "configuration-knative-lambda"
 	// runtimeConfig is the DeploymentRuntimeConfig of
 	// examples/provider-rbac.yaml.
@@ -58,12 +58,7 @@ const (
 // the function then run as pods in CrossplaneNamespace, from the images the
 // packages carry.
 func (c *Cluster) InstallPlatform(ctx context.Context, root, bin string) error {
-	out := filepath.Join(root, "_output")
-	for name, file := range map[string]string{
-		"provider-knative-lambda": filepath.Join(out, "linux_"+goruntime.GOARCH, "provider-knative-lambda.xpkg"),
-		"function-knative-lambda": filepath.Join(out, "linux_"+goruntime.GOARCH, "function-knative-lambda.xpkg"),
-		configurationName:         filepath.Join(out, configurationName+".xpkg"),
-	} {
+	for name, file := range PackageFiles(root) {
 		if err := pushPackage(ctx, bin, file, Registry+"/knative-lambda/"+name+":"+PackageVersion); err != nil {
 			return err
 		}
@@ -76,7 +71,7 @@ func (c *Cluster) InstallPlatform(ctx context.Context, root, bin string) error {
 		}
 		objs = append(objs, o...)
 	}
-	objs = append(objs, mirror(), configuration())
+	objs = append(objs, Mirror(Registry+"/knative-lambda"), Configuration())
 	if err := local.Apply(ctx, c.Config, objs); err != nil {
 		return errors.Wrap(err, errPlatform)
 	}
@@ -84,7 +79,7 @@ func (c *Cluster) InstallPlatform(ctx context.Context, root, bin string) error {
 	// dependency; the README then names its runtime config.
 	patch := client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"runtimeConfigRef":{"name":%q}}}`, runtimeConfig))
 	err := poll(ctx, func(ctx context.Context) (bool, error) {
-		p := pkg("Provider", ProviderName)
+		p := pkg("Provider", providerName)
 		err := c.kube.Patch(ctx, p, patch)
 		return err == nil, err
 	})
@@ -92,6 +87,17 @@ func (c *Cluster) InstallPlatform(ctx context.Context, root, bin string) error {
 		return errors.Wrap(err, errRuntimeCfg)
 	}
 	return c.packagesHealthy(ctx)
+}
+
+// PackageFiles are the files make xpkg builds from root for this
+// machine's architecture, by the name they are published under.
+func PackageFiles(root string) map[string]string {
+	out := filepath.Join(root, "_output")
+	return map[string]string{
+		"provider-knative-lambda": filepath.Join(out, "linux_"+goruntime.GOARCH, "provider-knative-lambda.xpkg"),
+		"function-knative-lambda": filepath.Join(out, "linux_"+goruntime.GOARCH, "function-knative-lambda.xpkg"),
+		configurationName:         filepath.Join(out, configurationName+".xpkg"),
+	}
 }
 
 // pushPackage pushes a package file to ref with the Crossplane CLI, as the
@@ -107,21 +113,21 @@ func pushPackage(ctx context.Context, bin, file, ref string) error {
 	return errors.Wrapf(errors.Wrap(err, strings.TrimSpace(string(b))), errFmtPush, ref)
 }
 
-// mirror is the README's ImageConfig, pointing the packages' published path
-// at the node's registry.
-func mirror() *unstructured.Unstructured {
+// Mirror is the README's ImageConfig, pointing the packages' published
+// path at a registry's path prefix.
+func Mirror(prefix string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "pkg.crossplane.io/v1beta1", "kind": "ImageConfig",
 		"metadata": map[string]any{"name": "knative-lambda-mirror"},
 		"spec": map[string]any{
 			"matchImages":  []any{map[string]any{"type": "Prefix", "prefix": PackagePath}},
-			"rewriteImage": map[string]any{"prefix": Registry + "/knative-lambda"},
+			"rewriteImage": map[string]any{"prefix": prefix},
 		},
 	}}
 }
 
-// configuration is the Configuration the README installs.
-func configuration() *unstructured.Unstructured {
+// Configuration is the Configuration the README installs.
+func Configuration() *unstructured.Unstructured {
 	c := pkg("Configuration", configurationName)
 	c.Object["spec"] = map[string]any{"package": PackagePath + "/" + configurationName + ":" + PackageVersion}
 	return c
