@@ -16,6 +16,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // A revisionWant is what a LambdaFunction must say after a rollout.
@@ -155,4 +156,50 @@ func (w revisionWant) differs(mg *v1alpha1.LambdaFunction) string {
 		}
 	}
 	return ""
+}
+
+// TestCrashLoopPolled plays a first Revision whose container keeps exiting
+// while Knative has yet to say so (it waits for its progress deadline), so
+// no object the provider follows changes: the provider, which polls hourly
+// but polls a deploying resource at its busy poll, must still read the
+// kubelet's words in the Revision's pod.
+func TestCrashLoopPolled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p := startProvider(t, providerOptions{poll: time.Hour, change: func(d *dependencies) { d.BusyPoll = testPoll }})
+	c := p.kube
+	ns := testkit.Namespace(ctx, t, c, "crashpoll-", "")
+	newProviderConfig(ctx, t, c, ns)
+	fn := newImageFunction(ns, "crashy")
+	fn.Spec.ForProvider.Eventing = nil
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(fn)
+	svc := serviceWhen(ctx, t, c, key, "is created", func(*servingv1.Service) bool { return true })
+	url := playact.RollOut(ctx, t, c, svc, playact.Deploying())
+	mg := &v1alpha1.LambdaFunction{}
+	wait.Until(ctx, t, "the function sees its Revision deploying", func() string {
+		if err := c.Get(ctx, key, mg); err != nil {
+			return err.Error()
+		}
+		if at := mg.Status.AtProvider; at.URL != url || at.Phase != v1alpha1.PhaseDeploying {
+			return fmt.Sprintf("phase %s at %q", at.Phase, at.URL)
+		}
+		return ""
+	})
+	playact.CrashLooping(ctx, t, c, svc, svc.Status.LatestCreatedRevisionName, 1, "RuntimeError: refusing to start")
+	want := revisionWant{
+		phase:          v1alpha1.PhaseFailed,
+		ready:          xpv2.Condition{Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonRevisionFailed},
+		latest:         xpv2.Condition{Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonRevisionFailed},
+		failedRevision: svc.Status.LatestCreatedRevisionName,
+		says:           []string{"container function keeps exiting: code 1", "RuntimeError: refusing to start"},
+	}
+	wait.Until(ctx, t, "the crash loop is read without a wake", func() string {
+		if err := c.Get(ctx, key, mg); err != nil {
+			return err.Error()
+		}
+		return want.differs(mg)
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -61,6 +62,24 @@ func CrashLoopingPod(svc *servingv1.Service, revision string, exitCode int32, me
 			State:                corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff", Message: "back-off 20s restarting failed container"}},
 			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exitCode, Reason: "Error", Message: message}},
 		}}},
+	}
+}
+
+// CrashLooping writes a pod of the Service's Revision as the kubelet
+// reports it while it backs off restarting a crashing container
+// (CrashLoopingPod), with the Service's containers, as its Deployment made
+// it. Knative's Revision stays Deploying: see CrashLoop.
+func CrashLooping(ctx context.Context, t T, c client.Client, svc *servingv1.Service, revision string, exitCode int32, message string) {
+	t.Helper()
+	pod := CrashLoopingPod(svc, revision, exitCode, message)
+	status := pod.Status
+	pod.Spec.Containers = slices.Clone(svc.Spec.Template.Spec.Containers)
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status = status
+	if err := c.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -222,7 +241,7 @@ func settle(svc *servingv1.Service, rev *servingv1.Revision, exists func(string)
 	route.URL = u
 	route.Address = &duckv1.Addressable{URL: u}
 	route.Traffic = *knativetest.As[[]knservingv1.TrafficTarget](svc.Status.Traffic)
-	if targets, fail := routeTraffic(svc, cfg.LatestReadyRevisionName, exists); fail != nil {
+	if targets, fail := routeTraffic(svc, &cfg, exists); fail != nil {
 		fail(&route)
 	} else {
 		route.Traffic = targets
@@ -245,8 +264,10 @@ func settle(svc *servingv1.Service, rev *servingv1.Revision, exists func(string)
 // Revision if it exists, each tag with its own host from Knative's default
 // tag template. Without traffic the Service's Route sends all of it to the
 // latest. A target it cannot resolve returns how it marks the Route
-// instead.
-func routeTraffic(svc *servingv1.Service, latestReady string, exists func(string) bool) ([]knservingv1.TrafficTarget, func(*knservingv1.RouteStatus)) {
+// instead: the latest of a Configuration with no ready Revision is failed
+// when the Configuration failed, and not ready while it has yet to say.
+func routeTraffic(svc *servingv1.Service, cfg *knservingv1.ConfigurationStatus, exists func(string) bool) ([]knservingv1.TrafficTarget, func(*knservingv1.RouteStatus)) {
+	latestReady := cfg.LatestReadyRevisionName
 	spec := svc.Spec.Traffic
 	if len(spec) == 0 {
 		spec = []servingv1.TrafficTarget{{LatestRevision: ptr.To(true), Percent: ptr.To[int64](100)}}
@@ -255,8 +276,10 @@ func routeTraffic(svc *servingv1.Service, latestReady string, exists func(string
 	for _, t := range spec {
 		name := t.RevisionName
 		switch {
-		case name == "" && latestReady == "":
+		case name == "" && latestReady == "" && cfg.GetCondition(knservingv1.ConfigurationConditionReady).IsFalse():
 			return nil, func(rs *knservingv1.RouteStatus) { rs.MarkConfigurationFailed(svc.Name) }
+		case name == "" && latestReady == "":
+			return nil, func(rs *knservingv1.RouteStatus) { rs.MarkConfigurationNotReady(svc.Name) }
 		case name == "":
 			name = latestReady
 		case !exists(name):

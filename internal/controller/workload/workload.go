@@ -7,7 +7,6 @@ import (
 	"context"
 	"net/netip"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -32,7 +31,6 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/gated"
 	"github.com/knative-lambda/provider-knative-lambda/internal/controller/usage"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
-	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
@@ -46,13 +44,11 @@ const (
 	errInformer    = "cannot follow the resources' informer"
 )
 
-// DefaultBusyPoll is how often a resource that waits for what wakes nothing
-// (see unwoken) is observed. A resource whose build Job or Knative Service
-// it waits for is woken when their status changes, and otherwise polled as
-// any other: polls spend the reconcile rate all resources share, and when
-// every building or deploying resource was polled every 5 s, 50 of them
-// took all of the default 10 a second, and new resources waited behind
-// them.
+// DefaultBusyPoll is how often a resource that waits for what may not wake
+// it (see unwoken) is observed. Polls spend the reconcile rate all
+// resources share, and when every building or deploying resource was
+// polled every 5 s, 50 of them took all of the default 10 a second, and new
+// resources waited behind them; Polls now spread the busy polls too.
 const DefaultBusyPoll = 10 * time.Second
 
 // A Kind is one managed resource kind this package reconciles.
@@ -84,13 +80,14 @@ var (
 	}
 )
 
-// unwoken is true while a resource waits for what wakes nothing: a Broker,
-// shared by name, to be Ready, or what its Ready condition lists as
-// pending. Builds and Services wake their resource when their status
-// changes.
+// unwoken is true while a resource waits for what may not wake it: a
+// Broker, shared by name, to be Ready, what its Ready condition lists as
+// pending, or a Revision Knative has yet to judge. A Revision whose
+// container keeps exiting changes no object the provider follows until
+// Knative's progress deadline, 10 minutes by default, so only a poll reads
+// its pods (observe.CrashLoop). A build Job wakes its resource when it ends.
 func unwoken(ready xpv2.Condition) bool {
-	return ready.Reason == v1alpha1.ReasonWaiting ||
-		ready.Reason == v1alpha1.ReasonDeploying && strings.HasPrefix(ready.Message, observe.MsgWaitEventing)
+	return ready.Reason == v1alpha1.ReasonWaiting || ready.Reason == v1alpha1.ReasonDeploying
 }
 
 // Dependencies are what every reconcile shares.

@@ -25,9 +25,10 @@ func TestUnwoken(t *testing.T) {
 			ready:  xpv2.Condition{Reason: v1alpha1.ReasonWaiting, Message: "forward to team-b/agent waits for its consent"},
 			want:   true,
 		},
-		"WaitingForService": {
-			reason: "The Knative Service wakes its resource when its status changes.",
+		"WaitingForRevision": {
+			reason: "A Revision that crash-loops changes no object the provider follows until Knative's progress deadline.",
 			ready:  xpv2.Condition{Reason: v1alpha1.ReasonDeploying, Message: "waiting for the Knative Service to be Ready: "},
+			want:   true,
 		},
 		"Building": {
 			reason: "The build Job wakes its resource when it ends.",
