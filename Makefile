@@ -121,9 +121,13 @@ knative:
 	@$(call image,kingress,registry.local/knative/kingress:dev)
 
 ## base-images: the root file systems of the runtimes' base images, from
-## Debian's packages by debootstrap, once, into .cache/rootfs.
+## Debian's packages by debootstrap, once, into .cache/rootfs; and the
+## static image Go functions run on (cluster/images without a binary).
+STATIC_IMAGE := 10.87.0.2:5000/library/static:nonroot
 base-images: node-packages
 	@bash cluster/local/node/baseimages.sh $(CACHE)/rootfs
+	go run ./cluster/images --arch=$(shell go env GOARCH) --tag=$(STATIC_IMAGE) \
+		--zoneinfo=$(shell go env GOROOT)/lib/time/zoneinfo.zip --out=$(BIN)/static.tar
 
 ## node-packages: containerd, runc, the CNI plugins, iptables and
 ## debootstrap, from Debian's packages, those missing.
@@ -202,7 +206,7 @@ test: controlplane kube-controller-manager node kaniko relay knative base-images
 ## a local control plane, installed from a registry by the package manager,
 ## driving a claim and a v2 XR to Knative workloads; then the same with
 ## claims that Flux applies from a git repository.
-e2e: controlplane kube-controller-manager node kaniko relay knative base-images crossplane crossplane-core flux xpkg
+e2e: controlplane kube-controller-manager node kaniko relay knative base-images testservers crossplane crossplane-core flux xpkg
 	go test -tags e2e -count=1 -v -timeout=30m ./cluster/e2e
 
 ## chaos: 300 LambdaFunctions converge while the provider is killed 10 times

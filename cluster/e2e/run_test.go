@@ -34,7 +34,8 @@ var (
 // builds and Knative serves; the curl it prints must answer with the
 // handler's reply. Then the function goes through what a team does next,
 // through the provider (lifecycle.run) and as a platform XR
-// (xrLifecycle.run). Ctrl-C then leaves nothing behind. It logs the times
+// (xrLifecycle.run), and a Node.js function with a schedule is built
+// from S3 both ways (fromS3). Ctrl-C then leaves nothing behind. It logs the times
 // users judge it by: apply to Ready, and to the first reply.
 func TestRunServesFirstFunction(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -100,6 +101,7 @@ func TestRunServesFirstFunction(t *testing.T) {
 	invokes(ctx, t, kubeconfig)
 	newLifecycle(t, kubeconfig, fnURL).run(ctx, t)
 	newXRLifecycle(t, kubeconfig).run(ctx, t)
+	fromS3(ctx, t, kubeconfig)
 
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	select {

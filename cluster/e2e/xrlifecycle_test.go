@@ -231,13 +231,10 @@ func (l xrLifecycle) get(ctx context.Context, t *testing.T) *unstructured.Unstru
 // update changes the Lambda's spec, as kubectl edit does.
 func (l xrLifecycle) update(ctx context.Context, t *testing.T, change func(spec map[string]any)) {
 	t.Helper()
-	wait.Until(ctx, t, "the change is applied", func() string {
-		xr := l.get(ctx, t)
-		spec, _, _ := unstructured.NestedMap(xr.Object, "spec")
-		change(spec)
-		xr.Object["spec"] = spec
-		return wait.ErrString(l.kube.Update(ctx, xr))
-	})
+	xr := lambda()
+	xr.SetNamespace(l.key.Namespace)
+	xr.SetName(l.key.Name)
+	updateSpec(ctx, t, l.kube, xr, change)
 }
 
 // lambda is an empty Lambda of the platform API.

@@ -2,9 +2,12 @@
 // without a container engine and without fetching a base image: one layer
 // holds what a distroless base would (a non-root user, CA certificates from
 // this machine, /tmp), the next the binary. It writes the image as a tarball
-// that crossplane xpkg build --embed-runtime-image-tarball takes.
+// that crossplane xpkg build --embed-runtime-image-tarball takes. Without a
+// binary the image is that base alone: the local cluster's run image for
+// Go functions, as distroless's static image is elsewhere.
 //
 //	go run ./cluster/images --binary BIN --name NAME --arch ARCH --tag TAG --out FILE [--tree SRC:DST]...
+//	go run ./cluster/images --arch ARCH --tag TAG --out FILE
 package main
 
 import (
@@ -46,6 +49,7 @@ const zoneinfo = "/usr/share/zoneinfo.zip"
 
 const (
 	errReadBinary = "cannot read the binary"
+	errNoName     = "--name is required with --binary"
 	errReadCAs    = "cannot read the CA certificates"
 	errReadZones  = "cannot read the time zone database"
 	errFmtTree    = "cannot add the folder %s"
@@ -63,8 +67,8 @@ var epoch = time.Unix(0, 0).UTC()
 func main() {
 	var (
 		app    = kingpin.New("images", "Assemble the OCI image of a static binary without a container engine.")
-		binary = app.Flag("binary", "The statically linked binary.").Required().ExistingFile()
-		bin    = app.Flag("name", "Name of the binary in the image, and its entrypoint.").Required().String()
+		binary = app.Flag("binary", "The statically linked binary; without it, the image is the static base alone, which runs a static binary copied onto it.").ExistingFile()
+		bin    = app.Flag("name", "Name of the binary in the image, and its entrypoint; required with --binary.").String()
 		arch   = app.Flag("arch", "GOARCH the binary was built for.").Required().Enum("amd64", "arm64")
 		tag    = app.Flag("tag", "Reference the tarball names the image by.").Required().String()
 		cas    = app.Flag("ca-certificates", "The CA bundle to trust.").Default("/etc/ssl/certs/ca-certificates.crt").ExistingFile()
@@ -79,10 +83,6 @@ func main() {
 }
 
 func run(binary, bin, arch, tag, cas, out, dir string, root bool, zones string, trees []string) error {
-	b, err := os.ReadFile(binary)
-	if err != nil {
-		return errors.Wrap(err, errReadBinary)
-	}
 	ca, err := os.ReadFile(cas)
 	if err != nil {
 		return errors.Wrap(err, errReadCAs)
@@ -110,12 +110,23 @@ func run(binary, bin, arch, tag, cas, out, dir string, root bool, zones string, 
 	if err != nil {
 		return err
 	}
-	entrypoint := path.Join("/", dir, bin)
-	app, err := layer([]file{{path: entrypoint[1:], mode: 0o755, data: b}})
-	if err != nil {
-		return err
+	layers := []v1.Layer{base}
+	var entrypoint string
+	if binary != "" {
+		if bin == "" {
+			return errors.New(errNoName)
+		}
+		b, err := os.ReadFile(binary)
+		if err != nil {
+			return errors.Wrap(err, errReadBinary)
+		}
+		entrypoint = path.Join("/", dir, bin)
+		app, err := layer([]file{{path: entrypoint[1:], mode: 0o755, data: b}})
+		if err != nil {
+			return err
+		}
+		layers = append(layers, app)
 	}
-	layers := []v1.Layer{base, app}
 	if len(trees) > 0 {
 		files, err := treeFiles(trees)
 		if err != nil {
@@ -142,8 +153,12 @@ func run(binary, bin, arch, tag, cas, out, dir string, root bool, zones string, 
 	if root {
 		cfg.Config.User, cfg.Config.WorkingDir = "0:0", "/"
 	}
-	cfg.Config.Entrypoint = []string{entrypoint}
-	cfg.Config.Env = append([]string{"PATH=" + path.Dir(entrypoint) + ":/usr/bin:/bin"}, env...)
+	binPath := "/usr/bin:/bin"
+	if entrypoint != "" {
+		cfg.Config.Entrypoint = []string{entrypoint}
+		binPath = path.Dir(entrypoint) + ":" + binPath
+	}
+	cfg.Config.Env = append([]string{"PATH=" + binPath}, env...)
 	cfg.Config.Labels = map[string]string{"org.opencontainers.image.source": "https://github.com/knative-lambda/provider-knative-lambda"}
 	if img, err = mutate.ConfigFile(img, cfg); err != nil {
 		return errors.Wrap(err, errConfig)

@@ -6,14 +6,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,53 +18,25 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
-	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/s3server"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
-const (
-	s3Access = "lambda-test-access"
-	s3Secret = "lambda-test-secret-key"
-)
-
-// An s3Server is the Versity S3 gateway, a real S3-compatible server, over a
-// folder, on loopback.
-type s3Server struct {
-	addr   string
-	client *minio.Client
-}
-
 // startS3Server runs versitygw from the folder make testservers builds it
-// into, beside etcd and kube-apiserver.
+// into, beside etcd and kube-apiserver, on loopback.
 func startS3Server(t *testing.T) *s3Server {
 	t.Helper()
-	bin := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "versitygw")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("no S3 server at %s: run `make testservers` to build it", bin)
-	}
-	addr := loopback.Address(t)
-	cmd := exec.Command(bin, "--port", addr, "--access", s3Access, "--secret", s3Secret, "posix", t.TempDir()) //nolint:noctx // The test stops it.
-	process.ForTest(t, "versitygw", cmd)
-	c, err := minio.New(addr, &minio.Options{Creds: credentials.NewStaticV4(s3Access, s3Secret, ""), BucketLookup: minio.BucketLookupPath})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &s3Server{addr: addr, client: c}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	wait.Until(ctx, t, "the S3 server takes a bucket", func() string {
-		return wait.ErrString(c.MakeBucket(ctx, "functions", minio.MakeBucketOptions{}))
-	})
-	return s
+	return &s3Server{s3server.Start(t, os.Getenv("KUBEBUILDER_ASSETS"), loopback.Address(t))}
 }
+
+// An s3Server is the real S3 server on loopback.
+type s3Server struct{ *s3server.Server }
 
 // put writes an object.
 func (s *s3Server) put(t *testing.T, key, content string) {
 	t.Helper()
-	if _, err := s.client.PutObject(context.Background(), "functions", key, strings.NewReader(content), int64(len(content)), minio.PutObjectOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	s.Put(t, key, []byte(content))
 }
 
 // resolver reaches the server under any host name, as a cluster's DNS would
@@ -76,7 +44,7 @@ func (s *s3Server) put(t *testing.T, key, content string) {
 func (s *s3Server) resolver() *source.S3Resolver {
 	tr := http.DefaultTransport.(*http.Transport).Clone() //nolint:forcetypeassert // The default transport is one.
 	tr.DialContext = func(ctx context.Context, network, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, s.addr)
+		return (&net.Dialer{}).DialContext(ctx, network, s.Addr)
 	}
 	return source.NewS3Resolver(&http.Client{Transport: tr})
 }
@@ -92,7 +60,7 @@ func TestS3Source(t *testing.T) {
 	s3.put(t, "hello/requirements.txt", "")
 	_, c, ns := newScene(ctx, t, "s3", func(d *dependencies) { d.Sources.S3 = s3.resolver() })
 	creds := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s3-creds"}, StringData: map[string]string{
-		"AWS_ACCESS_KEY_ID": s3Access, "AWS_SECRET_ACCESS_KEY": s3Secret,
+		"AWS_ACCESS_KEY_ID": s3server.Access, "AWS_SECRET_ACCESS_KEY": s3server.Secret,
 	}}
 	if err := c.Create(ctx, creds); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/s3server"
 	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
@@ -20,7 +21,7 @@ func TestSourceErrorsClassified(t *testing.T) {
 	s3 := startS3Server(t)
 	s3.put(t, "fns/a.tar.gz", "a")
 	const repo = "https://git.lambda.test/functions.git"
-	creds := &source.S3Credentials{AccessKeyID: s3Access, SecretAccessKey: s3Secret}
+	creds := &source.S3Credentials{AccessKeyID: s3server.Access, SecretAccessKey: s3server.Secret}
 
 	// Each resolves a spec that cannot be resolved however often one tries.
 	cases := map[string]func() error{

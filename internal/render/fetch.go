@@ -94,7 +94,11 @@ func (b build) fetcher() (corev1.Container, []corev1.Volume) {
 			{Name: "S3_BUCKET", Value: s.Bucket},
 			{Name: "S3_KEY", Value: string(deref(s.Key))},
 			{Name: "S3_PREFIX", Value: string(deref(s.Prefix))},
-			{Name: "AWS_REGION", Value: s.Region},
+		}
+		// An empty AWS_REGION is not an unset one: the AWS CLI signs for
+		// no region, and the server answers 400 Bad Request.
+		if s.Region != "" {
+			c.Env = append(c.Env, corev1.EnvVar{Name: "AWS_REGION", Value: s.Region})
 		}
 		if s.SecretRef != nil {
 			name := string(s.SecretRef.Name)

@@ -10,7 +10,13 @@ import (
 
 // Free is a loopback address nothing listens on, for a server started next.
 func Free() (string, error) {
-	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	return FreeOn("127.0.0.1")
+}
+
+// FreeOn is an address of this machine's ip nothing listens on, such as the
+// host's end of the local cluster's link, which its pods reach.
+func FreeOn(ip string) (string, error) {
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", net.JoinHostPort(ip, "0"))
 	if err != nil {
 		return "", err
 	}

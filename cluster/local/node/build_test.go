@@ -40,8 +40,12 @@ var runtimes = map[string]runtime{
 		name: "hello-python", base: python311,
 		code: "def handler(event, context):\n    order = event.get(\"data\", {})\n    return {\"accepted\": order.get(\"id\")}\n",
 	},
-	"NodeJS18": {
-		name: "hello-nodejs", base: nodejs18,
+	"Go1.24": {
+		name: "hello-go", base: go124,
+		code: "package function\n\nimport \"context\"\n\nfunc Handle(_ context.Context, event map[string]any) (any, error) {\n\torder, _ := event[\"data\"].(map[string]any)\n\treturn map[string]any{\"accepted\": order[\"id\"]}, nil\n}\n",
+	},
+	"NodeJS20": {
+		name: "hello-nodejs", base: nodejs20,
 		code: "exports.handler = async (event, context) => ({ accepted: event.data.id });\n",
 	},
 }
@@ -179,8 +183,9 @@ func targetClient(t *testing.T) client.Client {
 // into containerd at once, which it refuses (its ref is locked).
 var publishing sync.Mutex
 
-// publishBase publishes make kaniko's executor and the runtime's base image
-// on the node's registry, and returns the base image's reference.
+// publishBase publishes make kaniko's executor and the runtime's base image,
+// and its run image if it has one, on the node's registry, and returns the
+// base image's reference.
 func publishBase(ctx context.Context, t *testing.T, c *Cluster, rt runtime) string {
 	t.Helper()
 	publishing.Lock()
@@ -189,8 +194,13 @@ func publishBase(ctx context.Context, t *testing.T, c *Cluster, rt runtime) stri
 	if err := c.PublishExecutor(ctx, bin); err != nil {
 		t.Fatalf("%v: run make kaniko", err)
 	}
-	if err := c.PublishBase(ctx, bin, rt.base); err != nil {
+	if err := c.PublishDebian(ctx, bin, rt.base.DebianImage); err != nil {
 		t.Fatal(err)
+	}
+	if rt.base.RunImage != "" {
+		if err := c.PublishStatic(ctx, bin); err != nil {
+			t.Fatalf("%v: run make base-images", err)
+		}
 	}
 	return rt.base.Ref
 }
@@ -215,7 +225,11 @@ func renderInline(ctx context.Context, t *testing.T, kube client.Client, rt runt
 		fn.Spec.ForProvider.Eventing.Delivery = &v1alpha1.Delivery{Retry: ptr.To[int32](1), BackoffDelay: &delay, DeadLetterSink: &v1alpha1.Sink{URI: &uri}}
 	}
 	d := render.BuildDefaults(BuildDefaults())
-	d.BaseImages = []v1alpha1.BaseImage{{Language: rt.base.Language, Image: v1alpha1.BaseImageReference(baseRef)}}
+	base := v1alpha1.BaseImage{Language: rt.base.Language, Image: v1alpha1.BaseImageReference(baseRef)}
+	if rt.base.RunImage != "" {
+		base.RunImage = ptr.To(v1alpha1.BaseImageReference(rt.base.RunImage))
+	}
+	d.BaseImages = []v1alpha1.BaseImage{base}
 	objs, err := render.Function(render.FunctionInput{Namespace: ns, Name: fn.Name, Spec: fn.Spec.ForProvider, Defaults: d})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -14,6 +16,10 @@ import (
 // PublishExecutor publishes.
 const ExecutorImage = Registry + "/tools/kaniko-executor:v1.24.0"
 
+// StaticImage is the image Go functions run on, a static base as
+// distroless's, which make base-images writes and PublishStatic publishes.
+const StaticImage = Registry + "/library/static:nonroot"
+
 // RelayImage is make relay's relay, which its tarball names and
 // PublishRelay publishes.
 const RelayImage = Registry + "/tools/relay-knative-lambda:dev"
@@ -21,11 +27,9 @@ const RelayImage = Registry + "/tools/relay-knative-lambda:dev"
 // errFmtBaseImage says which base image could not be published.
 const errFmtBaseImage = "cannot publish the base image %s: run make base-images"
 
-// A BaseImage is a runtime's base image on the node's registry, made from
-// a root file system make base-images wrote.
-type BaseImage struct {
-	Language v1alpha1.Language
-	Version  string
+// A DebianImage is an image on the node's registry made from a root file
+// system make base-images wrote from Debian's packages.
+type DebianImage struct {
 	// Ref is where the image is published.
 	Ref string
 	// rootfs is the root file system's folder below the cache's rootfs.
@@ -33,21 +37,49 @@ type BaseImage struct {
 	env    []string
 }
 
-// The runtimes Debian 12 packages, the only versions the node builds for:
-// builds have no network, so a base cannot come from elsewhere.
+// A BaseImage is a runtime's base image.
+type BaseImage struct {
+	Language v1alpha1.Language
+	Version  string
+	DebianImage
+	// RunImage, when set, is what the build's last stage starts from.
+	RunImage string
+}
+
+// The runtimes Debian packages in versions the API offers, the only ones
+// the node builds for: builds have no network, so a base cannot come from
+// elsewhere. Debian 12 has Python 3.11; Node.js 20 and Go 1.24 are
+// Debian 13's. Go's builds have no module proxy: a function with
+// dependencies vendors them.
 var (
-	python311 = BaseImage{
-		Language: v1alpha1.LanguagePython, Version: "3.11", Ref: Registry + "/library/python:3.11",
-		rootfs: "python-3.11", env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"},
-	}
-	nodejs18 = BaseImage{
-		Language: v1alpha1.LanguageNodeJS, Version: "18", Ref: Registry + "/library/node:18",
-		rootfs: "nodejs-18", env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
-	}
+	python311 = BaseImage{Language: v1alpha1.LanguagePython, Version: "3.11", DebianImage: DebianImage{
+		Ref: Registry + "/library/python:3.11", rootfs: "python-3.11", env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"},
+	}}
+	nodejs20 = BaseImage{Language: v1alpha1.LanguageNodeJS, Version: "20", DebianImage: DebianImage{
+		Ref: Registry + "/library/node:20", rootfs: "nodejs-20", env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
+	}}
+	go124 = BaseImage{Language: v1alpha1.LanguageGo, Version: "1.24", RunImage: StaticImage, DebianImage: DebianImage{
+		Ref: Registry + "/library/golang:1.24", rootfs: "go-1.24",
+		env: []string{"PATH=/usr/lib/go-1.24/bin:/usr/local/bin:/usr/bin:/bin", "GOTOOLCHAIN=local", "GOPROXY=off"},
+	}}
 )
 
 // BaseImages are every base image the node's builds can use.
-var BaseImages = []BaseImage{python311, nodejs18}
+var BaseImages = []BaseImage{python311, nodejs20, go124}
+
+// Fetcher is the image build pods fetch git and S3 sources with: a shell,
+// git and the AWS CLI, from Debian 12.
+var Fetcher = DebianImage{Ref: Registry + "/library/fetch:bookworm", rootfs: "fetch", env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"}}
+
+// DebianImages are every image made from Debian's packages the node's
+// builds use.
+func DebianImages() []DebianImage {
+	imgs := []DebianImage{Fetcher}
+	for _, b := range BaseImages {
+		imgs = append(imgs, b.DebianImage)
+	}
+	return imgs
+}
 
 // PublishExecutor publishes make kaniko's executor, from bin, on the
 // node's registry.
@@ -61,9 +93,15 @@ func (c *Cluster) PublishRelay(ctx context.Context, bin string) error {
 	return c.Publish(ctx, filepath.Join(bin, "relay.tar"), RelayImage)
 }
 
-// PublishBase publishes the base image on the node's registry, from the
-// root file system in the rootfs folder beside bin.
-func (c *Cluster) PublishBase(ctx context.Context, bin string, b BaseImage) error {
+// PublishStatic publishes make base-images' static image, from bin, on the
+// node's registry.
+func (c *Cluster) PublishStatic(ctx context.Context, bin string) error {
+	return c.Publish(ctx, filepath.Join(bin, "static.tar"), StaticImage)
+}
+
+// PublishDebian publishes the image on the node's registry, from the root
+// file system in the rootfs folder beside bin.
+func (c *Cluster) PublishDebian(ctx context.Context, bin string, b DebianImage) error {
 	img, err := RootFSImage(filepath.Join(bin, "..", "rootfs", b.rootfs), b.env)
 	if err != nil {
 		return errors.Wrapf(err, errFmtBaseImage, b.Ref)
@@ -81,13 +119,20 @@ func (c *Cluster) PublishBase(ctx context.Context, bin string, b BaseImage) erro
 }
 
 // BuildDefaults are a provider config's build settings for builds on the
-// node: Kaniko and the base images as published here, pushing to the
+// node: Kaniko, the fetcher and the base images as published here, pushing to the
 // node's registry, which speaks plain HTTP.
 func BuildDefaults() *v1alpha1.BuildDefaults {
-	registry, executor := v1alpha1.ImageRepository(Registry+"/lambdas"), ExecutorImage
-	d := &v1alpha1.BuildDefaults{Registry: &registry, ExecutorImage: &executor, InsecureRegistries: []string{Registry}}
+	registry, executor, fetcher := v1alpha1.ImageRepository(Registry+"/lambdas"), ExecutorImage, Fetcher.Ref
+	d := &v1alpha1.BuildDefaults{
+		Registry: &registry, ExecutorImage: &executor, InsecureRegistries: []string{Registry},
+		GitFetcherImage: &fetcher, S3FetcherImage: &fetcher,
+	}
 	for _, b := range BaseImages {
-		d.BaseImages = append(d.BaseImages, v1alpha1.BaseImage{Language: b.Language, Version: &b.Version, Image: v1alpha1.BaseImageReference(b.Ref)})
+		base := v1alpha1.BaseImage{Language: b.Language, Version: &b.Version, Image: v1alpha1.BaseImageReference(b.Ref)}
+		if b.RunImage != "" {
+			base.RunImage = ptr.To(v1alpha1.BaseImageReference(b.RunImage))
+		}
+		d.BaseImages = append(d.BaseImages, base)
 	}
 	return d
 }

@@ -51,9 +51,9 @@ func startNode(ctx context.Context, root, bin string) (*node.Cluster, error) {
 	return c, nil
 }
 
-// prepareNode publishes the Kaniko executor, the base images and the relay
-// on the node's registry, and installs Crossplane and the packages as a
-// platform does.
+// prepareNode publishes the Kaniko executor, the base images, Go's run
+// image, the source fetcher and the relay on the node's registry, and installs Crossplane and
+// the packages as a platform does.
 func prepareNode(ctx context.Context, c *node.Cluster, root, bin string) error {
 	if err := c.PublishExecutor(ctx, bin); err != nil {
 		return err
@@ -61,8 +61,11 @@ func prepareNode(ctx context.Context, c *node.Cluster, root, bin string) error {
 	if err := c.PublishRelay(ctx, bin); err != nil {
 		return err
 	}
-	for _, b := range node.BaseImages {
-		if err := c.PublishBase(ctx, bin, b); err != nil {
+	if err := c.PublishStatic(ctx, bin); err != nil {
+		return err
+	}
+	for _, img := range node.DebianImages() {
+		if err := c.PublishDebian(ctx, bin, img); err != nil {
 			return err
 		}
 	}

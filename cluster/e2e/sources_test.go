@@ -1,0 +1,259 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/node"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/s3server"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
+)
+
+// greeter is a Node.js handler, kept in S3 as a tarball, whose reply says
+// where its code came from.
+const greeter = "exports.handler = async (event) => ({ accepted: event.data.id, from: \"s3\" });\n"
+
+// fromS3 builds a team's Node.js function from an object on a real S3
+// server, which the host serves on its end of the node's link: as a
+// LambdaFunction through the provider, and as a Lambda through Crossplane
+// and the function. Both are resolved by the pod that reconciles them,
+// fetched by the platform's fetcher image in the build pod and built by
+// Kaniko on the node, and both must answer. Each has a schedule, every
+// minute in Berlin, whose PingSource must really invoke it; without it,
+// Knative scales each to zero, and a call then wakes it. Deleting them
+// leaves none of their objects.
+func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kube, pods := testkit.Client(t, cfg), kubernetes.NewForConfigOrDie(cfg).CoreV1()
+	s3 := s3server.Start(t, filepath.Dir(bin(t, "versitygw")), hostAddress(t))
+	s3.Put(t, "greeter/v1.tar.gz", tarball(t, map[string]string{"index.js": greeter}))
+	spec := v1alpha1.LambdaFunctionParameters{
+		Source: v1alpha1.FunctionSource{S3: &v1alpha1.S3Source{
+			Endpoint:  ptr.To(v1alpha1.ServiceURL("http://" + s3.Addr)),
+			Bucket:    s3server.Bucket,
+			Key:       ptr.To(v1alpha1.RelativePath("greeter/v1.tar.gz")),
+			SecretRef: &v1alpha1.LocalObjectReference{Name: "s3-credentials"},
+		}},
+		Runtime: &v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguageNodeJS), Version: ptr.To("20"), Handler: ptr.To("index.handler")},
+		Eventing: &v1alpha1.FunctionEventing{Schedules: []v1alpha1.Schedule{{
+			Name: "every-minute", Schedule: "* * * * *", TimeZone: ptr.To("Europe/Berlin"),
+			Data: &kruntime.RawExtension{Raw: []byte(`{"id": 7}`)},
+		}}},
+	}
+	u, err := kruntime.DefaultUnstructuredConverter.ToUnstructured(&spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": u}}}
+	fn.SetGroupVersionKind(v1alpha1.LambdaFunctionGroupVersionKind)
+	fn.SetNamespace("functions")
+	fn.SetName("greeter")
+	xr := lambda()
+	xr.SetNamespace("apps")
+	xr.SetName("greeter")
+	xr.Object["spec"] = u
+
+	start := time.Now()
+	for _, o := range []client.Object{s3Credentials(fn.GetNamespace()), s3Credentials(xr.GetNamespace()), fn, xr} {
+		if err := kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range []*unstructured.Unstructured{fn, xr} {
+		url := servingURL(ctx, t, kube, o)
+		t.Logf("%s %s/%s, from S3, was Ready %s after it was applied", o.GetKind(), o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Second))
+		replies(ctx, t, url, "the function built from S3 answers", `{"accepted":42,"from":"s3"}`)
+	}
+	urls := map[string]string{}
+	for _, o := range []*unstructured.Unstructured{fn, xr} {
+		fired(ctx, t, pods, o)
+		urls[o.GetKind()] = servingURL(ctx, t, kube, o)
+		// Without its schedule nothing calls it, and Knative scales it to
+		// zero.
+		updateSpec(ctx, t, kube, o, func(spec map[string]any) { delete(spec, "eventing") })
+	}
+	for _, o := range []*unstructured.Unstructured{fn, xr} {
+		scalesToZeroAndBack(ctx, t, pods, o, urls[o.GetKind()])
+	}
+	for _, o := range []*unstructured.Unstructured{fn, xr} {
+		if err := kube.Delete(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		wait.Until(ctx, t, o.GetName()+" is gone", func() string {
+			err := kube.Get(ctx, client.ObjectKeyFromObject(o), o)
+			if kerrors.IsNotFound(err) {
+				return ""
+			}
+			return fmt.Sprintf("Get: %v", err)
+		})
+		nothingLeft(ctx, t, kube, client.ObjectKeyFromObject(o))
+	}
+}
+
+// fired waits until a function's log says its schedule invoked it: the
+// wrapper logs every invocation with its event's type.
+func fired(ctx context.Context, t *testing.T, pods typedcorev1.CoreV1Interface, o *unstructured.Unstructured) {
+	t.Helper()
+	start := time.Now()
+	wait.Until(ctx, t, o.GetName()+"'s schedule invokes it", func() string {
+		l, err := pods.Pods(o.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + o.GetName()})
+		if err != nil {
+			return err.Error()
+		}
+		for _, p := range l.Items {
+			log, err := pods.Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: "function"}).DoRaw(ctx)
+			if err == nil && bytes.Contains(log, []byte(`"type":"dev.knative.sources.ping"`)) {
+				return ""
+			}
+		}
+		return fmt.Sprintf("no ping in the logs of %d pods", len(l.Items))
+	})
+	t.Logf("%s %s/%s was invoked by its schedule %s after it served", o.GetKind(), o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Second))
+}
+
+// scalesToZeroAndBack waits until Knative has removed every pod of the
+// idle function, after its stable window of 60 s and its grace period of
+// 30 s (Knative's defaults), then calls it: the activator holds the request
+// until a new pod is ready, and the reply is the handler's. It logs the cold
+// start, the time from the request to its reply.
+func scalesToZeroAndBack(ctx context.Context, t *testing.T, pods typedcorev1.CoreV1Interface, o *unstructured.Unstructured, url string) {
+	t.Helper()
+	start := time.Now()
+	wait.Until(ctx, t, o.GetName()+" scales to zero", func() string {
+		l, err := pods.Pods(o.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + o.GetName()})
+		if err != nil {
+			return err.Error()
+		}
+		if n := len(l.Items); n > 0 {
+			return fmt.Sprintf("%d pods", n)
+		}
+		return ""
+	})
+	t.Logf("%s %s/%s had no pod %s after it was last called", o.GetKind(), o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Second))
+	start = time.Now()
+	status, body, err := node.CallFunction(ctx, url, "com.example.order.created", `{"id": 42}`)
+	if got := strings.Join(strings.Fields(body), ""); err != nil || status != http.StatusOK || got != `{"accepted":42,"from":"s3"}` {
+		t.Errorf("%s answered its first call from zero with %d %q (%v); want the handler's reply", o.GetName(), status, body, err)
+	}
+	t.Logf("%s %s/%s answered from zero in %s", o.GetKind(), o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Millisecond))
+}
+
+// updateSpec changes a LambdaFunction's forProvider or a Lambda's spec,
+// as kubectl edit does.
+func updateSpec(ctx context.Context, t *testing.T, kube client.Client, o *unstructured.Unstructured, change func(spec map[string]any)) {
+	t.Helper()
+	path := []string{"spec"}
+	if o.GetKind() == v1alpha1.LambdaFunctionKind {
+		path = append(path, "forProvider")
+	}
+	wait.Until(ctx, t, "the change to "+o.GetName()+" is applied", func() string {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(o.GroupVersionKind())
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(o), u); err != nil {
+			return err.Error()
+		}
+		spec, _, _ := unstructured.NestedMap(u.Object, path...)
+		change(spec)
+		if err := unstructured.SetNestedMap(u.Object, spec, path...); err != nil {
+			return err.Error()
+		}
+		return wait.ErrString(kube.Update(ctx, u))
+	})
+}
+
+// servingURL waits until a LambdaFunction or a Lambda is Ready with a URL,
+// and returns it.
+func servingURL(ctx context.Context, t *testing.T, kube client.Client, o *unstructured.Unstructured) string {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(o.GroupVersionKind())
+	at := []string{"status"}
+	if o.GetKind() == v1alpha1.LambdaFunctionKind {
+		at = append(at, "atProvider")
+	}
+	var url string
+	wait.Until(ctx, t, o.GetName()+" is Ready with a URL", func() string {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(o), u); err != nil {
+			return err.Error()
+		}
+		phase, _, _ := unstructured.NestedString(u.Object, append(at, "phase")...)
+		url, _, _ = unstructured.NestedString(u.Object, append(at, "url")...)
+		if phase != string(v1alpha1.PhaseReady) || url == "" {
+			c, _ := condition(u, "Ready")
+			return fmt.Sprintf("phase %s: %v", phase, c["message"])
+		}
+		return ""
+	})
+	return url
+}
+
+// s3Credentials is the Secret the functions read the S3 server's
+// credentials from.
+func s3Credentials(namespace string) *corev1.Secret {
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "s3-credentials"},
+		StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3server.Access, "AWS_SECRET_ACCESS_KEY": s3server.Secret},
+	}
+}
+
+// hostAddress is a free port on the host's end of the node's link, which
+// pods reach.
+func hostAddress(t *testing.T) string {
+	t.Helper()
+	a, err := loopback.FreeOn(node.HostIP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// tarball is a gzipped tar of files, by name.
+func tarball(t *testing.T, files map[string]string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	gz := gzip.NewWriter(&b)
+	tw := tar.NewWriter(gz)
+	for name, content := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content))}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write([]byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
