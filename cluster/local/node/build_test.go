@@ -42,7 +42,8 @@ var runtimes = map[string]runtime{
 	},
 	"Go1.24": {
 		name: "hello-go", base: go124,
-		code: "package function\n\nimport \"context\"\n\nfunc Handle(_ context.Context, event map[string]any) (any, error) {\n\torder, _ := event[\"data\"].(map[string]any)\n\treturn map[string]any{\"accepted\": order[\"id\"]}, nil\n}\n",
+		// It fails on an event without an order, as the others do.
+		code: "package function\n\nimport (\n\t\"context\"\n\t\"errors\"\n)\n\nfunc Handle(_ context.Context, event map[string]any) (any, error) {\n\torder, ok := event[\"data\"].(map[string]any)\n\tif !ok {\n\t\treturn nil, errors.New(\"no order\")\n\t}\n\treturn map[string]any{\"accepted\": order[\"id\"]}, nil\n}\n",
 	},
 	"NodeJS20": {
 		name: "hello-nodejs", base: nodejs20,
