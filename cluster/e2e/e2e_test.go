@@ -261,19 +261,8 @@ func object(kind, ns, name string) *unstructured.Unstructured {
 }
 
 func conditionTrue(u *unstructured.Unstructured, typ string) bool {
-	c, ok := condition(u, typ)
+	c, ok := manifest.Condition(u, typ)
 	return ok && c["status"] == "True"
-}
-
-// condition is an object's condition of a type.
-func condition(u *unstructured.Unstructured, typ string) (map[string]any, bool) {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		if m, ok := c.(map[string]any); ok && m["type"] == typ {
-			return m, true
-		}
-	}
-	return nil, false
 }
 
 // apply creates the objects of a file once the API server serves their

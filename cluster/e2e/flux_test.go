@@ -218,7 +218,7 @@ func waitKustomization(ctx context.Context, t *testing.T, kube client.Client, co
 			return err.Error()
 		}
 		attempted, _, _ := unstructured.NestedString(ks.Object, "status", "lastAttemptedRevision")
-		c, _ := condition(ks, "Ready")
+		c, _ := manifest.Condition(ks, "Ready")
 		msg, _ = c["message"].(string)
 		if attempted != gitserver.Branch+"@sha1:"+commit || c["status"] != status || (reason != "" && c["reason"] != reason) {
 			return fmt.Sprintf("revision %s, Ready %v %v: %s", attempted, c["status"], c["reason"], msg)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/node"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
@@ -146,8 +147,8 @@ func startPlatform(ctx context.Context, t *testing.T, more ...local.CRDSource) *
 			}
 			for _, x := range l {
 				for _, c := range []string{"Healthy", "Established", "Offered"} {
-					if _, has := condition(x, c); has && !conditionTrue(x, c) {
-						st, _ := condition(x, c)
+					if _, has := manifest.Condition(x, c); has && !conditionTrue(x, c) {
+						st, _ := manifest.Condition(x, c)
 						return fmt.Sprintf("%s %s: %s %v", x.GetKind(), x.GetName(), c, st)
 					}
 				}

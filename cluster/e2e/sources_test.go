@@ -27,6 +27,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/node"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/s3server"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
@@ -207,7 +208,7 @@ func servingURL(ctx context.Context, t *testing.T, kube client.Client, o *unstru
 		phase, _, _ := unstructured.NestedString(u.Object, append(at, "phase")...)
 		url, _, _ = unstructured.NestedString(u.Object, append(at, "url")...)
 		if phase != string(v1alpha1.PhaseReady) || url == "" {
-			c, _ := condition(u, "Ready")
+			c, _ := manifest.Condition(u, "Ready")
 			return fmt.Sprintf("phase %s: %v", phase, c["message"])
 		}
 		return ""

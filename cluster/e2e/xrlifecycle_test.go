@@ -207,13 +207,13 @@ func (l xrLifecycle) stalls(ctx context.Context, t *testing.T, fnURL, what strin
 	t.Helper()
 	start := time.Now()
 	wait.Until(ctx, t, what+" is reported", func() string {
-		c, _ := condition(l.get(ctx, t), "Stalled")
+		c, _ := manifest.Condition(l.get(ctx, t), "Stalled")
 		if msg, _ := c["message"].(string); c["status"] != "True" || c["reason"] != string(reason) || !strings.Contains(msg, want) {
 			return fmt.Sprintf("Stalled %v %v: %q", c["status"], c["reason"], msg)
 		}
 		return ""
 	})
-	c, _ := condition(l.get(ctx, t), "Stalled")
+	c, _ := manifest.Condition(l.get(ctx, t), "Stalled")
 	t.Logf("%s of the Lambda was reported %s after the change: %v", what, time.Since(start).Round(time.Second), c["message"])
 	replies(ctx, t, fnURL, "the Revision before still serves", `{"accepted":42,"version":2}`)
 }

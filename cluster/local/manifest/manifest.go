@@ -1,6 +1,6 @@
-// Package manifest reads Kubernetes objects from YAML files, for the tests,
-// the examples and the local control plane, with no more dependencies than
-// decoding needs.
+// Package manifest reads Kubernetes objects from YAML files, and their
+// conditions, for the tests, the examples and the local control plane, with
+// no more dependencies than decoding needs.
 package manifest
 
 import (

@@ -160,8 +160,8 @@ func (c *Cluster) packagesHealthy(ctx context.Context) error {
 			}
 			for _, p := range l.Items {
 				for _, t := range []string{"Installed", "Healthy"} {
-					if st, msg := condition(&p, t); st != "True" {
-						said = fmt.Sprintf("%s %s is not %s: %s", kind, p.GetName(), t, msg)
+					if c, _ := manifest.Condition(&p, t); c["status"] != "True" {
+						said = fmt.Sprintf("%s %s is not %s: %v", kind, p.GetName(), t, c["message"])
 						return false, nil
 					}
 				}
@@ -170,18 +170,4 @@ func (c *Cluster) packagesHealthy(ctx context.Context) error {
 		return true, nil
 	})
 	return errors.Wrapf(err, errFmtUnhealthy, said)
-}
-
-// condition is the status and message of a condition of an object.
-func condition(u *unstructured.Unstructured, t string) (string, string) {
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]any)
-		if m["type"] == t {
-			st, _ := m["status"].(string)
-			msg, _ := m["message"].(string)
-			return st, msg
-		}
-	}
-	return "", "no " + t + " condition"
 }
