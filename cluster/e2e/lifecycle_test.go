@@ -175,16 +175,17 @@ func (l lifecycle) deleted(ctx context.Context, t *testing.T) {
 		return fmt.Sprintf("Get: %v", err)
 	})
 	t.Logf("the function was gone %s after it was deleted", time.Since(start).Round(time.Second))
-	nothingLeft(ctx, t, l.kube, l.key)
+	nothingLeft(ctx, t, l.kube, v1alpha1.LambdaFunctionKind, l.key, render.DefaultBroker)
 }
 
-// nothingLeft waits until none of the objects of the deleted function key
-// names is left: its Service, Revisions' pods, Triggers, Broker, builds.
-func nothingLeft(ctx context.Context, t *testing.T, kube client.Client, key client.ObjectKey) {
+// nothingLeft waits until none of the objects of the deleted workload of a
+// kind key names is left: its Service, Revisions' pods, Triggers, builds,
+// and the Broker it created.
+func nothingLeft(ctx context.Context, t *testing.T, kube client.Client, kind string, key client.ObjectKey, broker string) {
 	t.Helper()
 	for _, list := range []client.ObjectList{&servingv1.ServiceList{}, &eventingv1.TriggerList{}, &batchv1.JobList{}, &corev1.ConfigMapList{}} {
-		wait.Until(ctx, t, fmt.Sprintf("no %T of the function is left", list), func() string {
-			if err := kube.List(ctx, list, client.InNamespace(key.Namespace), ownLabels(key)); err != nil {
+		wait.Until(ctx, t, fmt.Sprintf("no %T of %s is left", list, key.Name), func() string {
+			if err := kube.List(ctx, list, client.InNamespace(key.Namespace), ownLabels(kind, key)); err != nil {
 				return err.Error()
 			}
 			if n := apimeta.LenList(list); n > 0 {
@@ -193,8 +194,8 @@ func nothingLeft(ctx context.Context, t *testing.T, kube client.Client, key clie
 			return ""
 		})
 	}
-	wait.Until(ctx, t, "the function's Broker is gone", func() string {
-		err := kube.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: render.DefaultBroker}, &eventingv1.Broker{})
+	wait.Until(ctx, t, "the Broker of "+key.Name+" is gone", func() string {
+		err := kube.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: broker}, &eventingv1.Broker{})
 		if kerrors.IsNotFound(err) {
 			return ""
 		}
@@ -232,15 +233,15 @@ func (l lifecycle) builds(ctx context.Context, t *testing.T) int {
 func builds(ctx context.Context, t *testing.T, kube client.Client, key client.ObjectKey) int {
 	t.Helper()
 	jobs := &batchv1.JobList{}
-	if err := kube.List(ctx, jobs, client.InNamespace(key.Namespace), ownLabels(key)); err != nil {
+	if err := kube.List(ctx, jobs, client.InNamespace(key.Namespace), ownLabels(v1alpha1.LambdaFunctionKind, key)); err != nil {
 		t.Fatal(err)
 	}
 	return len(jobs.Items)
 }
 
 // ownLabels select the objects render made for the function key names.
-func ownLabels(key client.ObjectKey) client.MatchingLabels {
-	return client.MatchingLabels{render.LabelKind: v1alpha1.LambdaFunctionKind, render.LabelResource: key.Name}
+func ownLabels(kind string, key client.ObjectKey) client.MatchingLabels {
+	return client.MatchingLabels{render.LabelKind: kind, render.LabelResource: key.Name}
 }
 
 // function reads the function.

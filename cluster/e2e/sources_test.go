@@ -31,6 +31,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/node"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/s3server"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
@@ -45,8 +46,9 @@ const greeter = "exports.handler = async (event) => ({ accepted: event.data.id, 
 // fetched by the platform's fetcher image in the build pod and built by
 // Kaniko on the node, and both must answer. Each has a schedule, every
 // minute in Berlin, whose PingSource must really invoke it; without it,
-// Knative scales each to zero, and a call then wakes it. Deleting them
-// leaves none of their objects.
+// Knative scales each to zero, and a call then wakes it. Its image then
+// serves as a prebuilt agent's (agentsServe). Deleting them leaves none of
+// their objects.
 func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -104,6 +106,11 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 	for _, o := range []*unstructured.Unstructured{fn, xr} {
 		scalesToZeroAndBack(ctx, t, pods, o, urls[o.GetKind()])
 	}
+	if err := kube.Get(ctx, client.ObjectKeyFromObject(fn), fn); err != nil {
+		t.Fatal(err)
+	}
+	image, _, _ := unstructured.NestedString(fn.Object, "status", "atProvider", "image")
+	agentsServe(ctx, t, kube, pods, image)
 	for _, o := range []*unstructured.Unstructured{fn, xr} {
 		if err := kube.Delete(ctx, o); err != nil {
 			t.Fatal(err)
@@ -115,7 +122,7 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 			}
 			return fmt.Sprintf("Get: %v", err)
 		})
-		nothingLeft(ctx, t, kube, client.ObjectKeyFromObject(o))
+		nothingLeft(ctx, t, kube, v1alpha1.LambdaFunctionKind, client.ObjectKeyFromObject(o), render.DefaultBroker)
 	}
 }
 
@@ -190,14 +197,14 @@ func updateSpec(ctx context.Context, t *testing.T, kube client.Client, o *unstru
 	})
 }
 
-// servingURL waits until a LambdaFunction or a Lambda is Ready with a URL,
-// and returns it.
+// servingURL waits until a managed resource or a composite of the platform
+// API is Ready with a URL, and returns it.
 func servingURL(ctx context.Context, t *testing.T, kube client.Client, o *unstructured.Unstructured) string {
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(o.GroupVersionKind())
 	at := []string{"status"}
-	if o.GetKind() == v1alpha1.LambdaFunctionKind {
+	if k := o.GetKind(); k == v1alpha1.LambdaFunctionKind || k == v1alpha1.LambdaAgentKind {
 		at = append(at, "atProvider")
 	}
 	var url string

@@ -23,6 +23,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
@@ -136,7 +137,7 @@ func (l xrLifecycle) run(ctx context.Context, t *testing.T) {
 		}
 		return fmt.Sprintf("Get: %v", err)
 	})
-	nothingLeft(ctx, t, l.kube, l.key)
+	nothingLeft(ctx, t, l.kube, v1alpha1.LambdaFunctionKind, l.key, render.DefaultBroker)
 }
 
 // buildsDuring counts the build Jobs of the function key names that appear
@@ -147,7 +148,7 @@ func buildsDuring(ctx context.Context, t *testing.T, kube client.Client, key cli
 	seen := map[string]bool{}
 	look := func() error {
 		jobs := &batchv1.JobList{}
-		if err := kube.List(ctx, jobs, client.InNamespace(key.Namespace), ownLabels(key)); err != nil {
+		if err := kube.List(ctx, jobs, client.InNamespace(key.Namespace), ownLabels(v1alpha1.LambdaFunctionKind, key)); err != nil {
 			return err
 		}
 		for _, j := range jobs.Items {

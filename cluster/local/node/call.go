@@ -20,6 +20,19 @@ func CallFunction(ctx context.Context, fnURL, eventType, data string) (int, stri
 	return postEvent(ctx, "http://"+IngressIP+u.Path+"/", u.Host, eventType, data)
 }
 
+// PostToBroker sends a CloudEvent of eventType, with data as its JSON body,
+// to the Broker whose address is brokerURL, from this machine: to the
+// cluster IP of Eventing's broker-ingress Service, ingressIP, which the host
+// reaches, at the path the address names. It returns the answer's status
+// and body: 202 once the Broker has taken it.
+func PostToBroker(ctx context.Context, ingressIP, brokerURL, eventType, data string) (int, string, error) {
+	u, err := url.Parse(brokerURL)
+	if err != nil {
+		return 0, "", err
+	}
+	return postEvent(ctx, "http://"+ingressIP+u.Path, "", eventType, data)
+}
+
 // eventSource is the source of the events CallFunction sends, as the
 // README's curl gives it.
 const eventSource = "/manual"

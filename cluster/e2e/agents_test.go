@@ -1,0 +1,130 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	kruntime "k8s.io/apimachinery/pkg/runtime"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/node"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+)
+
+// ticketOpened is the event type the agents subscribe to.
+const ticketOpened = "com.example.ticket.opened"
+
+// agentsServe deploys a prebuilt image, one that serves CloudEvents, as an
+// agent: as a LambdaAgent through the provider and as an Agent through
+// Crossplane and the function, each with its model settings, kept warm and
+// subscribed to ticket events on a Broker it creates. A ticket event posted
+// to each Broker from this machine must reach its agent on real Eventing,
+// as the agent's log says; deleting them leaves none of their objects.
+func agentsServe(ctx context.Context, t *testing.T, kube client.Client, pods typedcorev1.CoreV1Interface, image string) {
+	t.Helper()
+	repository, digest, ok := strings.Cut(image, "@")
+	if !ok {
+		t.Fatalf("the image %q has no digest", image)
+	}
+	spec := v1alpha1.LambdaAgentParameters{
+		Image: v1alpha1.AgentImage{Repository: v1alpha1.ImageRepository(repository), Digest: ptr.To(v1alpha1.ImageDigest(digest))},
+		AI:    v1alpha1.AI{Provider: "ollama", Endpoint: ptr.To(v1alpha1.HTTPURL("http://ollama.ai.svc:11434")), Model: "llama3.2:3b"},
+		Eventing: &v1alpha1.AgentEventing{
+			Broker:        &v1alpha1.Broker{Name: "desk", Create: true},
+			Subscriptions: []v1alpha1.Subscription{{Name: "tickets", EventType: ticketOpened}},
+		},
+	}
+	u, err := kruntime.DefaultUnstructuredConverter.ToUnstructured(&spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agent := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": u}}}
+	agent.SetGroupVersionKind(v1alpha1.LambdaAgentGroupVersionKind)
+	agent.SetNamespace("functions")
+	agent.SetName("support")
+	xr := &unstructured.Unstructured{Object: map[string]any{"spec": u}}
+	xr.SetAPIVersion("platform.lambda.crossplane.io/v1alpha1")
+	xr.SetKind("Agent")
+	xr.SetNamespace("apps")
+	xr.SetName("support")
+
+	start := time.Now()
+	for _, o := range []*unstructured.Unstructured{agent, xr} {
+		if err := kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ingress := &corev1.Service{}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: "knative-eventing", Name: "broker-ingress"}, ingress); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []*unstructured.Unstructured{agent, xr} {
+		servingURL(ctx, t, kube, o)
+		t.Logf("%s %s/%s was Ready %s after it was applied", o.GetKind(), o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Second))
+		delivered(ctx, t, kube, pods, ingress.Spec.ClusterIP, o)
+	}
+	for _, o := range []*unstructured.Unstructured{agent, xr} {
+		if err := kube.Delete(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		wait.Until(ctx, t, o.GetName()+" is gone", func() string {
+			err := kube.Get(ctx, client.ObjectKeyFromObject(o), o)
+			if kerrors.IsNotFound(err) {
+				return ""
+			}
+			return fmt.Sprintf("Get: %v", err)
+		})
+		nothingLeft(ctx, t, kube, v1alpha1.LambdaAgentKind, client.ObjectKeyFromObject(o), "desk")
+	}
+}
+
+// delivered posts a ticket event to the agent's Broker, through
+// Eventing's broker-ingress at its cluster IP, until the Broker takes it,
+// and waits until the agent's log says it was invoked with it.
+func delivered(ctx context.Context, t *testing.T, kube client.Client, pods typedcorev1.CoreV1Interface, ingressIP string, o *unstructured.Unstructured) {
+	t.Helper()
+	start := time.Now()
+	wait.Until(ctx, t, "the Broker of "+o.GetName()+" takes a ticket event", func() string {
+		b := &eventingv1.Broker{}
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: o.GetNamespace(), Name: "desk"}, b); err != nil {
+			return err.Error()
+		}
+		if b.Status.Address == nil || b.Status.Address.URL == nil {
+			return "no address yet"
+		}
+		status, body, err := node.PostToBroker(ctx, ingressIP, b.Status.Address.URL.String(), ticketOpened, `{"ticket": 1}`)
+		if err != nil || status != http.StatusAccepted {
+			return fmt.Sprintf("%d %q (%v)", status, body, err)
+		}
+		return ""
+	})
+	wait.Until(ctx, t, o.GetName()+" is invoked with the ticket", func() string {
+		l, err := pods.Pods(o.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + o.GetName()})
+		if err != nil {
+			return err.Error()
+		}
+		for _, p := range l.Items {
+			log, err := pods.Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: "agent"}).DoRaw(ctx)
+			if err == nil && bytes.Contains(log, []byte(`"type":"`+ticketOpened+`"`)) {
+				return ""
+			}
+		}
+		return fmt.Sprintf("no ticket in the logs of %d pods", len(l.Items))
+	})
+	t.Logf("%s %s/%s got the ticket event through its Broker %s after it was posted", o.GetKind(), o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Millisecond))
+}
