@@ -23,6 +23,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -31,9 +32,17 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/node"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/s3server"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
+
+// orderCreated is the type of the events the greeter answers.
+const orderCreated = "com.example.order.created"
+
+// resend is how long an event sent to a Broker may take to arrive before it
+// is sent again.
+const resend = 5 * time.Second
 
 // greeter is a Node.js handler, kept in S3 as a tarball, whose reply says
 // where its code came from.
@@ -44,7 +53,8 @@ const greeter = "exports.handler = async (event) => ({ accepted: event.data.id, 
 // LambdaFunction through the provider, and as a Lambda through Crossplane
 // and the function. Both are resolved by the pod that reconciles them,
 // fetched by the platform's fetcher image in the build pod and built by
-// Kaniko on the node, and both must answer. Each has a schedule, every
+// Kaniko on the node, and both must answer, also to an order event posted
+// to the Broker each creates (brokerDelivers). Each has a schedule, every
 // minute in Berlin, whose PingSource must really invoke it; without it,
 // Knative scales each to zero, and a call then wakes it. Its image then
 // serves as a prebuilt agent's (agentsServe). Deleting them leaves none of
@@ -57,6 +67,8 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 	}
 	kube, pods := testkit.Client(t, cfg), kubernetes.NewForConfigOrDie(cfg).CoreV1()
 	s3 := s3server.Start(t, filepath.Dir(bin(t, "versitygw")), hostAddress(t))
+	sink := node.RecordingSink(t)
+	deadLetters, backoff := v1alpha1.ServiceURL(sink.URL.String()), v1alpha1.ISO8601Duration("PT0.2S")
 	s3.Put(t, "greeter/v1.tar.gz", tarball(t, map[string]string{"index.js": greeter}))
 	spec := v1alpha1.LambdaFunctionParameters{
 		Source: v1alpha1.FunctionSource{S3: &v1alpha1.S3Source{
@@ -66,10 +78,14 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 			SecretRef: &v1alpha1.LocalObjectReference{Name: "s3-credentials"},
 		}},
 		Runtime: &v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguageNodeJS), Version: ptr.To("20"), Handler: ptr.To("index.handler")},
-		Eventing: &v1alpha1.FunctionEventing{Schedules: []v1alpha1.Schedule{{
-			Name: "every-minute", Schedule: "* * * * *", TimeZone: ptr.To("Europe/Berlin"),
-			Data: &kruntime.RawExtension{Raw: []byte(`{"id": 7}`)},
-		}}},
+		Eventing: &v1alpha1.FunctionEventing{
+			Broker:   &v1alpha1.Broker{Name: "orders", Create: true},
+			Triggers: []v1alpha1.Trigger{{Name: "orders", Filters: v1alpha1.Filters{"type": orderCreated}}},
+			Delivery: &v1alpha1.Delivery{Retry: ptr.To[int32](1), BackoffDelay: &backoff, DeadLetterSink: &v1alpha1.Sink{URI: &deadLetters}},
+			Schedules: []v1alpha1.Schedule{{
+				Name: "every-minute", Schedule: "* * * * *", TimeZone: ptr.To("Europe/Berlin"),
+				Data: &kruntime.RawExtension{Raw: []byte(`{"id": 7}`)},
+			}}},
 	}
 	u, err := kruntime.DefaultUnstructuredConverter.ToUnstructured(&spec)
 	if err != nil {
@@ -94,6 +110,7 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 		url := servingURL(ctx, t, kube, o)
 		t.Logf("%s %s/%s, from S3, was Ready %s after it was applied", o.GetKind(), o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Second))
 		replies(ctx, t, url, "the function built from S3 answers", `{"accepted":42,"from":"s3"}`)
+		brokerDelivers(ctx, t, kube, o, sink)
 	}
 	urls := map[string]string{}
 	for _, o := range []*unstructured.Unstructured{fn, xr} {
@@ -101,7 +118,7 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 		urls[o.GetKind()] = servingURL(ctx, t, kube, o)
 		// Without its schedule nothing calls it, and Knative scales it to
 		// zero.
-		updateSpec(ctx, t, kube, o, func(spec map[string]any) { delete(spec, "eventing") })
+		updateSpec(ctx, t, kube, o, func(spec map[string]any) { unstructured.RemoveNestedField(spec, "eventing", "schedules") })
 	}
 	for _, o := range []*unstructured.Unstructured{fn, xr} {
 		scalesToZeroAndBack(ctx, t, pods, o, urls[o.GetKind()])
@@ -122,7 +139,7 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 			}
 			return fmt.Sprintf("Get: %v", err)
 		})
-		nothingLeft(ctx, t, kube, v1alpha1.LambdaFunctionKind, client.ObjectKeyFromObject(o), render.DefaultBroker)
+		nothingLeft(ctx, t, kube, v1alpha1.LambdaFunctionKind, client.ObjectKeyFromObject(o), "orders")
 	}
 }
 
@@ -195,6 +212,84 @@ func updateSpec(ctx context.Context, t *testing.T, kube client.Client, o *unstru
 		}
 		return wait.ErrString(kube.Update(ctx, u))
 	})
+}
+
+// brokerDelivers posts an order event to the function's Broker, from this
+// machine through Eventing's broker-ingress, and waits until the function's
+// reply reaches the sink through a Trigger on the function's source; then
+// an event the handler fails on, which reaches the sink as the function's
+// dead letter after its retry, with the handler's status.
+func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, o *unstructured.Unstructured, sink *node.Sink) {
+	t.Helper()
+	source := render.FunctionSource(o.GetNamespace(), o.GetName())
+	replies := &eventingv1.Trigger{
+		ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: "replies"},
+		Spec: eventingv1.TriggerSpec{
+			Broker:     "orders",
+			Filter:     &eventingv1.TriggerFilter{Attributes: eventingv1.TriggerFilterAttributes{"source": source}},
+			Subscriber: duckv1.Destination{URI: sink.URL},
+		},
+	}
+	if err := kube.Create(ctx, replies); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := kube.Delete(ctx, replies); err != nil {
+			t.Error(err)
+		}
+	}()
+	start := time.Now()
+	for _, want := range []node.Received{
+		{Type: orderCreated + ".response", Source: source, Body: `{"accepted":42,"from":"s3"}`},
+		{Type: orderCreated, Source: "/manual", Body: "null", ErrorCode: "500"},
+	} {
+		data := `{"id": 42}`
+		if want.ErrorCode != "" {
+			data = "null"
+		}
+		got, sent := "nothing", time.Time{}
+		wait.Until(ctx, t, fmt.Sprintf("%s gets %+v through its Broker", o.GetName(), want), func() string {
+			// A Trigger Knative reports Ready may not be delivering yet:
+			// an event the Broker took before is lost, so it is sent again.
+			if time.Since(sent) > resend {
+				status, body, err := postToBroker(ctx, kube, o.GetNamespace(), "orders", orderCreated, data)
+				if err != nil || status != http.StatusAccepted {
+					return fmt.Sprintf("the Broker answered %d %q (%v)", status, body, err)
+				}
+				sent = time.Now()
+			}
+			for {
+				select {
+				case r := <-sink.Got:
+					r.Body, r.Hops = strings.Join(strings.Fields(r.Body), ""), ""
+					if r == want {
+						return ""
+					}
+					got = fmt.Sprintf("%+v", r)
+				default:
+					return "last got " + got
+				}
+			}
+		})
+	}
+	t.Logf("%s %s/%s replied through its Broker and dead-lettered a failing event %s after the first was posted", o.GetKind(), o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Millisecond))
+}
+
+// postToBroker posts an event of eventType with data to a Broker from this
+// machine, through Eventing's broker-ingress at its cluster IP.
+func postToBroker(ctx context.Context, kube client.Client, namespace, broker, eventType, data string) (int, string, error) {
+	b := &eventingv1.Broker{}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: namespace, Name: broker}, b); err != nil {
+		return 0, "", err
+	}
+	if b.Status.Address == nil || b.Status.Address.URL == nil {
+		return 0, "", fmt.Errorf("the Broker %s has no address yet", broker)
+	}
+	ingress := &corev1.Service{}
+	if err := kube.Get(ctx, client.ObjectKey{Namespace: "knative-eventing", Name: "broker-ingress"}, ingress); err != nil {
+		return 0, "", err
+	}
+	return node.PostToBroker(ctx, ingress.Spec.ClusterIP, b.Status.Address.URL.String(), eventType, data)
 }
 
 // servingURL waits until a managed resource or a composite of the platform

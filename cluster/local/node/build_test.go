@@ -77,7 +77,7 @@ func inlineServes(t *testing.T, rt runtime) {
 	defer cancel()
 	c, kube := sharedCluster(t), targetClient(t)
 	baseRef := publishBase(ctx, t, c, rt)
-	sink := recordingSink(t)
+	sink := RecordingSink(t)
 	objs := renderInline(ctx, t, kube, rt, baseRef, sink)
 	start := time.Now()
 	job, pods := runBuild(ctx, t, kube, objs)
@@ -210,7 +210,7 @@ func publishBase(ctx context.Context, t *testing.T, c *Cluster, rt runtime) stri
 // its own, to build on baseRef and push to the node's registry, with a
 // Broker of its own that a Trigger subscribes it to, and events it fails
 // on sent, after one retry, to the dead-letter sink, if one is given.
-func renderInline(ctx context.Context, t *testing.T, kube client.Client, rt runtime, baseRef string, deadLetter *sink) *render.Objects {
+func renderInline(ctx context.Context, t *testing.T, kube client.Client, rt runtime, baseRef string, deadLetter *Sink) *render.Objects {
 	t.Helper()
 	ns := testkit.Namespace(ctx, t, kube, "functions-", "")
 	fn := testkit.InlineFunction(ns, rt.name, rt.code)
@@ -222,7 +222,7 @@ func renderInline(ctx context.Context, t *testing.T, kube client.Client, rt runt
 		Triggers: []v1alpha1.Trigger{{Name: "all"}},
 	}
 	if deadLetter != nil {
-		uri, delay := v1alpha1.ServiceURL(deadLetter.url.String()), v1alpha1.ISO8601Duration("PT0.2S")
+		uri, delay := v1alpha1.ServiceURL(deadLetter.URL.String()), v1alpha1.ISO8601Duration("PT0.2S")
 		fn.Spec.ForProvider.Eventing.Delivery = &v1alpha1.Delivery{Retry: ptr.To[int32](1), BackoffDelay: &delay, DeadLetterSink: &v1alpha1.Sink{URI: &uri}}
 	}
 	d := render.BuildDefaults(BuildDefaults())

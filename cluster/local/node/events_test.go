@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"testing"
 	"time"
@@ -36,21 +34,6 @@ const sendTimeout = 30 * time.Second
 // before it sends the event again.
 const resend = 5 * time.Second
 
-// A received is what a sink got of one event.
-type received struct {
-	typ, source, body string
-	// errorCode is the status a subscriber answered for a dead letter.
-	errorCode string
-	// hops is how many forwards the event passed through.
-	hops string
-}
-
-// A sink records the events it gets, at url.
-type sink struct {
-	url *apis.URL
-	got <-chan received
-}
-
 // brokerDelivers sends an event to the function's Broker, as a producer in
 // the cluster would, and checks that the function's reply reaches a second
 // subscriber, the sink, once: the function's Trigger filters nothing, and
@@ -58,9 +41,9 @@ type sink struct {
 // delivering the reply back to the function, which would reply again. Then
 // an event the handler fails on reaches the sink as the function's dead
 // letter, after its retry.
-func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, built *render.Objects, sink *sink) {
+func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, built *render.Objects, sink *Sink) {
 	t.Helper()
-	got := sink.got
+	got := sink.Got
 	ns := built.Service.Namespace
 	source := render.FunctionSource(ns, built.Service.Name)
 	replies := &eventingv1.Trigger{
@@ -68,7 +51,7 @@ func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, built
 		Spec: eventingv1.TriggerSpec{
 			Broker:     built.Broker.Name,
 			Filter:     &eventingv1.TriggerFilter{Attributes: eventingv1.TriggerFilterAttributes{"source": source}},
-			Subscriber: duckv1.Destination{URI: sink.url},
+			Subscriber: duckv1.Destination{URI: sink.URL},
 		},
 	}
 	objs := []client.Object{built.Broker, replies}
@@ -95,19 +78,19 @@ func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, built
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := received{typ: orderType + ".response", source: source, body: `{"accepted":"order-2"}`}
-	r.body = string(bytes.Join(bytes.Fields([]byte(r.body)), nil))
+	want := Received{Type: orderType + ".response", Source: source, Body: `{"accepted":"order-2"}`}
+	r.Body = string(bytes.Join(bytes.Fields([]byte(r.Body)), nil))
 	if r != want {
 		t.Errorf("the reply's subscriber got %+v; want %+v", r, want)
 	}
 	t.Logf("the reply reached its subscriber through the Broker in %s", time.Since(start).Round(time.Millisecond))
 	// A reply delivered back to the function is answered with a reply of
 	// its own, of type <reply's type>.response.
-	var looped []received
+	var looped []Received
 	for end := time.After(quiet); end != nil; {
 		select {
 		case r := <-got:
-			if r.typ != want.typ {
+			if r.Type != want.Type {
 				looped = append(looped, r)
 			}
 		case <-end:
@@ -126,7 +109,7 @@ func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, built
 // deadLetters sends an event without data, which the handler fails on (it
 // reads the order's id), and checks that the event reaches the dead-letter
 // sink with the function's status once Knative gave up on the function.
-func deadLetters(ctx context.Context, t *testing.T, ingress string, got <-chan received) {
+func deadLetters(ctx context.Context, t *testing.T, ingress string, got <-chan Received) {
 	t.Helper()
 	start := time.Now()
 	status, body, err := post(ctx, ingress, "null")
@@ -135,8 +118,8 @@ func deadLetters(ctx context.Context, t *testing.T, ingress string, got <-chan r
 	}
 	select {
 	case r := <-got:
-		r.body = string(bytes.Join(bytes.Fields([]byte(r.body)), nil))
-		want := received{typ: orderType, source: eventSource, body: "null", errorCode: "500"}
+		r.Body = string(bytes.Join(bytes.Fields([]byte(r.Body)), nil))
+		want := Received{Type: orderType, Source: eventSource, Body: "null", ErrorCode: "500"}
 		if r != want {
 			t.Errorf("the dead-letter sink got %+v; want %+v", r, want)
 		}
@@ -148,38 +131,16 @@ func deadLetters(ctx context.Context, t *testing.T, ingress string, got <-chan r
 
 // firstReply is the first event the sink got, or why none came: the
 // producer's error, or nothing within the time the producer tries.
-func firstReply(got <-chan received, sent chan error) (received, error) {
+func firstReply(got <-chan Received, sent chan error) (Received, error) {
 	select {
 	case r := <-got:
 		return r, nil
 	case err := <-sent:
 		sent <- err // for the caller, which reads it at the end
-		return received{}, err
+		return Received{}, err
 	case <-time.After(sendTimeout + quiet):
-		return received{}, errors.New("the function's reply never reached its subscriber through the Broker")
+		return Received{}, errors.New("the function's reply never reached its subscriber through the Broker")
 	}
-}
-
-// recordingSink serves on the host's end of the node's link, which pods
-// reach, and records each event it gets.
-func recordingSink(t *testing.T) *sink {
-	t.Helper()
-	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", HostIP+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := make(chan received, 64)
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		select {
-		case got <- received{typ: r.Header.Get("Ce-Type"), source: r.Header.Get("Ce-Source"), body: string(body), errorCode: r.Header.Get("Ce-Knativeerrorcode"), hops: r.Header.Get("Ce-" + render.ExtensionHops)}:
-		default: // A loop's events past what the test reads.
-		}
-		w.WriteHeader(http.StatusAccepted)
-	})}
-	go srv.Serve(l) //nolint:errcheck // Ends when the test closes it.
-	t.Cleanup(func() { _ = srv.Close() })
-	return &sink{url: &apis.URL{Scheme: "http", Host: l.Addr().String(), Path: "/"}, got: got}
 }
 
 // brokerReady waits until Knative reports the Broker Ready and returns its

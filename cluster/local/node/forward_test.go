@@ -56,7 +56,7 @@ func TestForwardCycleEnds(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: run make relay", err)
 	}
-	sink := recordingSink(t)
+	sink := RecordingSink(t)
 	a := testkit.Namespace(ctx, t, kube, "team-a-", "")
 	b := testkit.Namespace(ctx, t, kube, "team-b-", "")
 	forward := func(name, ns, agent string) v1alpha1.Forward {
@@ -91,7 +91,7 @@ func TestForwardCycleEnds(t *testing.T) {
 		Spec: eventingv1.TriggerSpec{
 			Broker:     "right",
 			Filter:     &eventingv1.TriggerFilter{Attributes: eventingv1.TriggerFilterAttributes{"type": cycleType}},
-			Subscriber: duckv1.Destination{URI: sink.url},
+			Subscriber: duckv1.Destination{URI: sink.URL},
 		},
 	}
 	toCreate := []client.Object{watch}
@@ -126,8 +126,8 @@ func TestForwardCycleEnds(t *testing.T) {
 	hops, last := map[string]int{}, time.Now()
 	for end := time.After(cycleQuiet); end != nil; {
 		select {
-		case r := <-sink.got:
-			hops[r.hops]++
+		case r := <-sink.Got:
+			hops[r.Hops]++
 			last = time.Now()
 			end = time.After(cycleQuiet)
 		case <-end:
