@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -11,9 +10,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -22,6 +18,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
 // ticketOpened is the event type the agents subscribe to.
@@ -73,17 +70,7 @@ func agentsServe(ctx context.Context, t *testing.T, kube client.Client, pods typ
 		delivered(ctx, t, kube, pods, o)
 	}
 	for _, o := range []*unstructured.Unstructured{agent, xr} {
-		if err := kube.Delete(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-		wait.Until(ctx, t, o.GetName()+" is gone", func() string {
-			err := kube.Get(ctx, client.ObjectKeyFromObject(o), o)
-			if kerrors.IsNotFound(err) {
-				return ""
-			}
-			return fmt.Sprintf("Get: %v", err)
-		})
-		nothingLeft(ctx, t, kube, v1alpha1.LambdaAgentKind, client.ObjectKeyFromObject(o), "desk")
+		deleted(ctx, t, kube, v1alpha1.LambdaAgentKind, o, "desk")
 	}
 }
 
@@ -103,17 +90,7 @@ func delivered(ctx context.Context, t *testing.T, kube client.Client, pods typed
 			}
 			sent = time.Now()
 		}
-		l, err := pods.Pods(o.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + o.GetName()})
-		if err != nil {
-			return err.Error()
-		}
-		for _, p := range l.Items {
-			log, err := pods.Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: "agent"}).DoRaw(ctx)
-			if err == nil && bytes.Contains(log, []byte(`"type":"`+ticketOpened+`"`)) {
-				return ""
-			}
-		}
-		return fmt.Sprintf("no ticket in the logs of %d pods", len(l.Items))
+		return invokedWith(ctx, pods, o, render.ContainerAgent, ticketOpened)
 	})
 	t.Logf("%s %s/%s got a ticket event through its Broker %s after the first was posted", o.GetKind(), o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Millisecond))
 }

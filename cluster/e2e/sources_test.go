@@ -129,39 +129,58 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 	image, _, _ := unstructured.NestedString(fn.Object, "status", "atProvider", "image")
 	agentsServe(ctx, t, kube, pods, image)
 	for _, o := range []*unstructured.Unstructured{fn, xr} {
-		if err := kube.Delete(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-		wait.Until(ctx, t, o.GetName()+" is gone", func() string {
-			err := kube.Get(ctx, client.ObjectKeyFromObject(o), o)
-			if kerrors.IsNotFound(err) {
-				return ""
-			}
-			return fmt.Sprintf("Get: %v", err)
-		})
-		nothingLeft(ctx, t, kube, v1alpha1.LambdaFunctionKind, client.ObjectKeyFromObject(o), "orders")
+		deleted(ctx, t, kube, v1alpha1.LambdaFunctionKind, o, "orders")
 	}
 }
 
-// fired waits until a function's log says its schedule invoked it: the
-// wrapper logs every invocation with its event's type.
+// deleted deletes a workload of a kind, or a composite that composes one,
+// waits until it is gone and checks that none of its objects is left, nor
+// the Broker it created.
+func deleted(ctx context.Context, t *testing.T, kube client.Client, kind string, o *unstructured.Unstructured, broker string) {
+	t.Helper()
+	if err := kube.Delete(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, o.GetName()+" is gone", func() string {
+		err := kube.Get(ctx, client.ObjectKeyFromObject(o), o)
+		if kerrors.IsNotFound(err) {
+			return ""
+		}
+		return fmt.Sprintf("Get: %v", err)
+	})
+	nothingLeft(ctx, t, kube, kind, client.ObjectKeyFromObject(o), broker)
+}
+
+// fired waits until a function's log says its schedule invoked it.
 func fired(ctx context.Context, t *testing.T, pods typedcorev1.CoreV1Interface, o *unstructured.Unstructured) {
 	t.Helper()
 	start := time.Now()
 	wait.Until(ctx, t, o.GetName()+"'s schedule invokes it", func() string {
-		l, err := pods.Pods(o.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + o.GetName()})
-		if err != nil {
-			return err.Error()
-		}
-		for _, p := range l.Items {
-			log, err := pods.Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: "function"}).DoRaw(ctx)
-			if err == nil && bytes.Contains(log, []byte(`"type":"dev.knative.sources.ping"`)) {
-				return ""
-			}
-		}
-		return fmt.Sprintf("no ping in the logs of %d pods", len(l.Items))
+		return invokedWith(ctx, pods, o, render.ContainerFunction, "dev.knative.sources.ping")
 	})
 	t.Logf("%s %s/%s was invoked by its schedule %s after it served", o.GetKind(), o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Second))
+}
+
+// invokedWith says, unless the log of the container of one of the
+// workload's pods says it was invoked with an event of eventType, what it
+// found: the wrappers log every invocation with its event's type.
+func invokedWith(ctx context.Context, pods typedcorev1.CoreV1Interface, o *unstructured.Unstructured, container, eventType string) string {
+	l, err := servicePods(ctx, pods, o)
+	if err != nil {
+		return err.Error()
+	}
+	for _, p := range l.Items {
+		log, err := pods.Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
+		if err == nil && bytes.Contains(log, []byte(`"type":"`+eventType+`"`)) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("no %s event in the logs of %d pods", eventType, len(l.Items))
+}
+
+// servicePods are the pods of a workload's Knative Service, named after it.
+func servicePods(ctx context.Context, pods typedcorev1.CoreV1Interface, o *unstructured.Unstructured) (*corev1.PodList, error) {
+	return pods.Pods(o.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + o.GetName()})
 }
 
 // scalesToZeroAndBack waits until Knative has removed every pod of the
@@ -173,7 +192,7 @@ func scalesToZeroAndBack(ctx context.Context, t *testing.T, pods typedcorev1.Cor
 	t.Helper()
 	start := time.Now()
 	wait.Until(ctx, t, o.GetName()+" scales to zero", func() string {
-		l, err := pods.Pods(o.GetNamespace()).List(ctx, metav1.ListOptions{LabelSelector: "serving.knative.dev/service=" + o.GetName()})
+		l, err := servicePods(ctx, pods, o)
 		if err != nil {
 			return err.Error()
 		}
