@@ -198,9 +198,11 @@ check-generated: generate
 		git status --porcelain -- $(GENERATED); exit 1; fi
 
 ## test: every test, against a real kube-apiserver and etcd; test binaries
-## without DWARF (-w), which nothing reads, link a fifth faster.
+## without DWARF (-w), which nothing reads, link a fifth faster. The node's
+## package runs a real cluster and builds every runtime with Kaniko, longer
+## than go test's default 10 minutes allow one package.
 test: controlplane kube-controller-manager node kaniko relay knative base-images testservers crossplane xpkg
-	go test -count=1 -ldflags=-w ./...
+	go test -count=1 -timeout=30m -ldflags=-w ./...
 
 ## e2e: Crossplane core, the function and the provider as processes against
 ## a local control plane, installed from a registry by the package manager,
