@@ -238,6 +238,11 @@ func renderInline(ctx context.Context, t *testing.T, kube client.Client, rt runt
 	return objs
 }
 
+// buildTimeout bounds a build: Go's compiles the standard library into an
+// empty build cache, which took more than two minutes on two cores beside
+// the other runtimes' builds.
+const buildTimeout = 8 * time.Minute
+
 // runBuild creates the build's objects and waits until its Job has
 // finished; it returns the Job and its pods as the cluster then has them.
 func runBuild(ctx context.Context, t *testing.T, kube client.Client, objs *render.Objects) (*batchv1.Job, []corev1.Pod) {
@@ -248,7 +253,7 @@ func runBuild(ctx context.Context, t *testing.T, kube client.Client, objs *rende
 		}
 	}
 	job, pods := objs.BuildJob, &corev1.PodList{}
-	err := poll(ctx, func(ctx context.Context) (bool, error) {
+	err := pollFor(ctx, buildTimeout, func(ctx context.Context) (bool, error) {
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil || !observe.Finished(job) {
 			return false, err
 		}

@@ -251,9 +251,14 @@ func (c *Cluster) Stop() error {
 }
 
 // poll calls ready every half second until it is true, its error, or the
-// wait times out.
+// wait times out after readyTimeout.
 func poll(ctx context.Context, ready func(context.Context) (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	return pollFor(ctx, readyTimeout, ready)
+}
+
+// pollFor is poll with a wait of its own.
+func pollFor(ctx context.Context, wait time.Duration, ready func(context.Context) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var last error
 	for {
