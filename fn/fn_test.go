@@ -130,7 +130,7 @@ func TestRunFunction(t *testing.T) {
 	// deployedStatus is the status of such a pass, with the phase and the
 	// Service's fields given as JSON members.
 	deployedStatus := func(phase, service string) string {
-		return `{"phase":"` + phase + `","image":"` + built.Image + `",` + service + `,"eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
+		return `{"phase":"` + phase + `","image":"` + built.Image + `",` + service + `,"eventing":{"broker":"events","createdBrokers":["events"],"triggers":["` + trig(built, 0) + `"]},` +
 			`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`
 	}
 	const serving = `"url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001","traffic":[{"revisionName":"hello-00001","latestRevision":true,"percent":100}]`
@@ -254,7 +254,7 @@ func TestRunFunction(t *testing.T) {
 					serviceRunning(testName, false, built.Image),
 					composedAs("Trigger", trig(built, 0), false),
 				),
-				status: `{"phase":"Deploying","image":"` + built.Image + `","eventing":{"broker":"events","triggers":["` + trig(built, 0) + `"]},` +
+				status: `{"phase":"Deploying","image":"` + built.Image + `","eventing":{"broker":"events","createdBrokers":["events"],"triggers":["` + trig(built, 0) + `"]},` +
 					`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`,
 				ready:        fnv1.Ready_READY_FALSE,
 				conditions:   progressingConditions("Deploying", "waiting for the Knative Service to be Ready: the Knative Service does not exist yet"),

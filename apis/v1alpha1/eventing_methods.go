@@ -34,3 +34,12 @@ func (e *AgentEventing) GetForwards() []Forward {
 	}
 	return e.Forwards
 }
+
+// GetCreatedBrokers returns the Brokers the workload created, or none when e
+// is nil.
+func (e *EventingObservation) GetCreatedBrokers() []string {
+	if e == nil {
+		return nil
+	}
+	return e.CreatedBrokers
+}

@@ -85,6 +85,12 @@ type EventingObservation struct {
 	// +optional
 	Broker string `json:"broker,omitempty"`
 
+	// CreatedBrokers are the Brokers the workload created and has yet to
+	// delete: the one its spec creates and, until it is gone or another
+	// workload's Trigger uses it, one its spec created before.
+	// +optional
+	CreatedBrokers []string `json:"createdBrokers,omitempty"`
+
 	// Triggers of the workload.
 	// +optional
 	Triggers []string `json:"triggers,omitempty"`

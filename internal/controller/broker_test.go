@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -84,6 +85,66 @@ func TestLastUserWaitsForItsBroker(t *testing.T) {
 	update(ctx, t, c, client.ObjectKeyFromObject(broker), func(b *eventingv1.Broker) { delete(b.Annotations, holdAnnotation) })
 	wait.Until(ctx, t, "the Broker goes with its last user", func() string { return gone(ctx, c, broker) })
 	wait.Until(ctx, t, "the function is gone", func() string { return gone(ctx, c, fn) })
+}
+
+// TestRetiredBrokerGoes checks that a function whose spec stops naming a
+// Broker it created deletes it, as its last user, and that its status keeps
+// naming the Broker until it is gone: the API server refuses the deletion
+// for a while, the function is deleted meanwhile, and both its Brokers go
+// with it once they may.
+func TestRetiredBrokerGoes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, c, ns := newScene(ctx, t, "retired", keep)
+	fn := brokerUser(ctx, t, c, ns, "mover", "before")
+	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+	before := &eventingv1.Broker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "before"}}
+	holdDeletes(ctx, t, c, before)
+
+	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(f *v1alpha1.LambdaFunction) { f.Spec.ForProvider.Eventing.Broker.Name = "after" })
+	waitCondition(ctx, t, c, fn, xpv2.TypeSynced, corev1.ConditionFalse, xpv2.ReasonReconcileError, "cannot delete Broker/before")
+	createdBrokers(ctx, t, c, fn, "after", "before")
+
+	if err := c.Delete(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	update(ctx, t, c, client.ObjectKeyFromObject(before), func(b *eventingv1.Broker) { delete(b.Annotations, holdAnnotation) })
+	for _, o := range []client.Object{before, &eventingv1.Broker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "after"}}, fn} {
+		wait.Until(ctx, t, o.GetName()+" goes with the function", func() string { return gone(ctx, c, o) })
+	}
+}
+
+// TestDroppedBrokerGoes checks that a function whose spec stops creating a
+// Broker, and names no other, deletes the one it created.
+func TestDroppedBrokerGoes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, c, ns := newScene(ctx, t, "dropped", keep)
+	fn := brokerUser(ctx, t, c, ns, "dropper", "dropped")
+	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+	createdBrokers(ctx, t, c, fn, "dropped")
+
+	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(f *v1alpha1.LambdaFunction) { f.Spec.ForProvider.Eventing = nil })
+	wait.Until(ctx, t, "the dropped Broker is gone", func() string {
+		return gone(ctx, c, &eventingv1.Broker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dropped"}})
+	})
+	createdBrokers(ctx, t, c, fn)
+}
+
+// createdBrokers waits until the function's status names the Brokers it
+// created.
+func createdBrokers(ctx context.Context, t *testing.T, c client.Client, fn *v1alpha1.LambdaFunction, want ...string) {
+	t.Helper()
+	wait.Until(ctx, t, fmt.Sprintf("%s's status names the Brokers %v", fn.Name, want), func() string {
+		live := &v1alpha1.LambdaFunction{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), live); err != nil {
+			return err.Error()
+		}
+		if got := live.Status.AtProvider.Eventing.GetCreatedBrokers(); !slices.Equal(got, want) {
+			return fmt.Sprintf("it names %v", got)
+		}
+		return ""
+	})
 }
 
 // brokerUser creates a function of a prebuilt image that creates the Broker

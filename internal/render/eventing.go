@@ -238,3 +238,19 @@ func CreatedBroker(namespace string, b *v1alpha1.Broker) []kube.Object {
 	o.Broker, o.BrokerConfig = broker(namespace, b)
 	return o.Brokers()
 }
+
+// BrokerNamed returns what a Broker the provider created by that name may
+// consist of, after its RabbitmqBrokerConfig, as CreatedBroker does, for a
+// Broker no spec renders any more. Only their kinds and names are set: they
+// are for finding the live objects, not for applying.
+func BrokerNamed(namespace, name string) []kube.Object {
+	config := &unstructured.Unstructured{}
+	config.SetAPIVersion(RabbitMQBrokerConfigAPIVersion)
+	config.SetKind(RabbitMQBrokerConfigKind)
+	config.SetNamespace(namespace)
+	config.SetName(name)
+	return []kube.Object{config, &eventingv1.Broker{
+		TypeMeta:   metav1.TypeMeta{APIVersion: eventingAPIVersion, Kind: "Broker"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+	}}
+}

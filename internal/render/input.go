@@ -302,6 +302,15 @@ func (o *Objects) Eventing() []kube.Object {
 	return o.appendDeliveries(all)
 }
 
+// UsedBroker is the Broker the workload creates or its Triggers listen on;
+// empty when neither.
+func (o *Objects) UsedBroker() string {
+	if o.Broker != nil {
+		return o.Broker.Name
+	}
+	return o.ListenedBroker()
+}
+
 // ListenedBroker is the Broker the workload's Triggers listen on when it
 // does not create it; empty when it does, or has no Triggers.
 func (o *Objects) ListenedBroker() string {
@@ -317,12 +326,11 @@ func (o *Objects) EventingObservation() *v1alpha1.EventingObservation {
 	if o.Broker == nil && len(o.Triggers) == 0 && len(o.Schedules) == 0 {
 		return nil
 	}
-	e := &v1alpha1.EventingObservation{}
+	e := &v1alpha1.EventingObservation{Broker: o.UsedBroker()}
 	if o.Broker != nil {
-		e.Broker = o.Broker.Name
+		e.CreatedBrokers = []string{o.Broker.Name}
 	}
 	for _, t := range o.Triggers {
-		e.Broker = t.Spec.Broker
 		e.Triggers = append(e.Triggers, t.Name)
 	}
 	for _, p := range o.Schedules {

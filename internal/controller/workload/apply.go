@@ -64,15 +64,18 @@ func (d deployer) apply(ctx context.Context, p plan) error {
 			return errors.Wrapf(err, errFmtApply, render.Key(o))
 		}
 	}
+	if !p.prune {
+		return nil
+	}
 	for k, o := range st.objects {
-		if !p.prune || want[k] || o.build && !buildDone(o.obj, st) {
+		if want[k] || o.build && !buildDone(o.obj, st) {
 			continue
 		}
 		if err := d.kube.Delete(ctx, o.obj); client.IgnoreNotFound(err) != nil {
 			return errors.Wrapf(err, errFmtDelete, k)
 		}
 	}
-	return nil
+	return d.deleteShared(ctx, st.retiring...)
 }
 
 // buildDone is true of a build's object nothing needs any more: its
@@ -90,10 +93,10 @@ func buildDone(o client.Object, st liveState) bool {
 }
 
 // remove deletes every object of the resource and then the shared objects
-// it created (its Broker, then the Broker's RabbitmqBrokerConfig), once no
+// it created (each Broker, then the Broker's RabbitmqBrokerConfig), once no
 // Trigger of another resource uses the Broker. A shared object the provider
 // did not create stays.
-func (d deployer) remove(ctx context.Context, sharedObjs []kube.Object) error {
+func (d deployer) remove(ctx context.Context, brokers [][]kube.Object) error {
 	st, err := d.observe(ctx, nil)
 	if err != nil {
 		return err
@@ -103,7 +106,12 @@ func (d deployer) remove(ctx context.Context, sharedObjs []kube.Object) error {
 			return errors.Wrapf(err, errFmtDelete, k)
 		}
 	}
-	left, err := d.sharedLeft(ctx, sharedObjs)
+	return d.deleteShared(ctx, brokers...)
+}
+
+// deleteShared deletes what sharedLeft returns of the Brokers.
+func (d deployer) deleteShared(ctx context.Context, brokers ...[]kube.Object) error {
+	left, err := d.sharedLeft(ctx, brokers...)
 	if err != nil {
 		return err
 	}
@@ -116,32 +124,38 @@ func (d deployer) remove(ctx context.Context, sharedObjs []kube.Object) error {
 }
 
 // sharedLeft returns the live copies of the shared objects the resource
-// created that it must still delete, the Broker first (it refers to its
-// RabbitmqBrokerConfig): none while a Trigger of another resource uses the
-// Broker, and none the provider did not create or already deletes. Each is
-// read from the API server: one another user applied a moment ago may not be
-// in the informers yet, and the last user skipping it would leave it behind
-// for good.
-func (d deployer) sharedLeft(ctx context.Context, sharedObjs []kube.Object) ([]kube.Object, error) {
-	if len(sharedObjs) == 0 {
-		return nil, nil
-	}
-	if used, err := d.brokerInUse(ctx, sharedObjs[len(sharedObjs)-1].GetName()); err != nil || used {
-		return nil, err
-	}
+// created that it must still delete, of each Broker given as CreatedBroker
+// returns it, the Broker first (it refers to its RabbitmqBrokerConfig): none
+// of a Broker a Trigger of another resource uses, and none the provider did
+// not create or already deletes. Each is read from the API server: one
+// another user applied a moment ago may not be in the informers yet, and the
+// last user skipping it would leave it behind for good.
+func (d deployer) sharedLeft(ctx context.Context, brokers ...[]kube.Object) ([]kube.Object, error) {
 	var left []kube.Object
-	for _, o := range slices.Backward(sharedObjs) {
-		live, err := d.fresh(ctx, o)
-		if apimeta.IsNoMatchError(err) {
+	for _, objs := range brokers {
+		if len(objs) == 0 {
 			continue
 		}
+		used, err := d.brokerInUse(ctx, objs[len(objs)-1].GetName())
 		if err != nil {
 			return nil, err
 		}
-		if live == nil || live.GetDeletionTimestamp() != nil || notOurs(o, live) != "" {
+		if used {
 			continue
 		}
-		left = append(left, live)
+		for _, o := range slices.Backward(objs) {
+			live, err := d.fresh(ctx, o)
+			if apimeta.IsNoMatchError(err) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			if live == nil || live.GetDeletionTimestamp() != nil || notOurs(o, live) != "" {
+				continue
+			}
+			left = append(left, live)
+		}
 	}
 	return left, nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -52,7 +53,7 @@ func TestRemoveDeletesBrokerTheCacheHasNotSeen(t *testing.T) {
 		uncached: apiServer,
 		kind:     v1alpha1.LambdaFunctionKind, namespace: "apps", name: "hello",
 	}
-	if err := d.remove(ctx, render.CreatedBroker("apps", &v1alpha1.Broker{Name: "events", Create: true})); err != nil {
+	if err := d.remove(ctx, [][]kube.Object{shared}); err != nil {
 		t.Fatal(err)
 	}
 	b := shared[len(shared)-1]

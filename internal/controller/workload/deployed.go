@@ -29,6 +29,7 @@ func (c connection) deploy(ctx context.Context, mg resource.Managed, at *v1alpha
 		obs, err := held(mg, at, v.Reason, v.Message, err)
 		return obs, plan{}, err
 	}
+	created := at.Eventing.GetCreatedBrokers()
 	desired := objs.All()
 	st, err := c.observe(ctx, desired)
 	if err != nil {
@@ -38,6 +39,9 @@ func (c connection) deploy(ctx context.Context, mg resource.Managed, at *v1alpha
 		obs, err := nameConflict(mg, at, st)
 		return obs, plan{}, err
 	}
+	if err := c.retire(ctx, &st, created, objs.UsedBroker()); err != nil {
+		return managed.ExternalObservation{}, plan{}, err
+	}
 	return c.deployed(mg, at, objs, st), plan{desired: desired, found: st, prune: true}, nil
 }
 
@@ -45,6 +49,12 @@ func (c connection) deploy(ctx context.Context, mg resource.Managed, at *v1alpha
 // reports, in its status and conditions, how far Knative has got.
 func (c connection) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservation, objs *render.Objects, st liveState) managed.ExternalObservation {
 	at.Image, at.Eventing = objs.Image, objs.EventingObservation()
+	if retiring := retiringNames(st); len(retiring) > 0 {
+		if at.Eventing == nil {
+			at.Eventing = &v1alpha1.EventingObservation{}
+		}
+		at.Eventing.CreatedBrokers = append(at.Eventing.CreatedBrokers, retiring...)
+	}
 	var live *servingv1.Service
 	if l, ok := st.objects["Service/"+c.name]; ok {
 		live = l.obj.(*servingv1.Service) //nolint:forcetypeassert // Listed as a Service.

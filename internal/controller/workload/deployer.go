@@ -149,6 +149,9 @@ type liveState struct {
 	// crashLoop says why the latest Revision's pod cannot start while
 	// Knative has yet to say whether it serves (observe.CrashLoop).
 	crashLoop string
+	// retiring are the objects of each Broker the resource created before,
+	// no longer uses and has yet to delete as its last user.
+	retiring [][]kube.Object
 }
 
 // observe reads the resource's objects, found by its labels, and compares the
@@ -373,11 +376,11 @@ func (d deployer) foreign(ctx context.Context, o client.Object) (string, error) 
 // the reconciler never calls Delete again once nothing exists: a Delete cut
 // short after the resource's own objects went (a provider killed, a refused
 // request) would otherwise leave its Broker behind for good.
-func (d deployer) deleting(ctx context.Context, sharedObjs []kube.Object) (managed.ExternalObservation, error) {
+func (d deployer) deleting(ctx context.Context, brokers [][]kube.Object) (managed.ExternalObservation, error) {
 	st, err := d.observe(ctx, nil)
 	if err != nil || st.exists {
 		return managed.ExternalObservation{ResourceExists: st.exists}, err
 	}
-	left, err := d.sharedLeft(ctx, sharedObjs)
+	left, err := d.sharedLeft(ctx, brokers...)
 	return managed.ExternalObservation{ResourceExists: len(left) > 0}, err
 }

@@ -142,7 +142,7 @@ func TestRemoveErrors(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		kube   *test.MockClient
-		shared []kube.Object
+		shared [][]kube.Object
 		want   error
 	}{
 		"DeleteConflicts": {
@@ -166,7 +166,7 @@ func TestRemoveErrors(t *testing.T) {
 				},
 				MockDelete: test.NewMockDeleteFn(errors.New("deleted the Broker")),
 			},
-			shared: render.CreatedBroker("apps", &v1alpha1.Broker{Name: "events", Create: true}),
+			shared: [][]kube.Object{render.CreatedBroker("apps", &v1alpha1.Broker{Name: "events", Create: true})},
 			want:   errors.Wrapf(errBoom, errFmtList, "Trigger"),
 		},
 	}
