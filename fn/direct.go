@@ -232,7 +232,12 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 		p.keep(all)
 		return v, err
 	}
-	if err := p.compose(objs.All()...); err != nil {
+	eventing, err := p.observedEach(objs.Eventing())
+	if err != nil {
+		return observe.Verdict{}, err
+	}
+	observed := func(o kube.Object) kube.Object { return eventing[nameOf(o)] }
+	if err := p.compose(render.Replaceable(objs.All(), observed)...); err != nil {
 		return observe.Verdict{}, err
 	}
 	at.Image, at.Eventing = objs.Image, objs.EventingObservation()
@@ -253,13 +258,9 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 	}
 	svc := observe.Service(live, nil).WithCrashLoop(crash)
 	svc.Record(at)
-	eventing, err := p.observedEach(objs.Eventing())
-	if err != nil {
-		return observe.Verdict{}, err
-	}
 	return observe.Deployed(observe.Deployment{
 		Refused: objs.Refused, Pending: objs.Pending, Service: svc,
-		Eventing: observe.EventingReadiness(objs.Eventing(), func(o kube.Object) kube.Object { return eventing[nameOf(o)] }),
+		Eventing: observe.EventingReadiness(objs.Eventing(), observed),
 	}), nil
 }
 

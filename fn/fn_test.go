@@ -340,6 +340,24 @@ func TestRunFunction(t *testing.T) {
 				results:    []*fnv1.Result{warning("EventingFailed", "Trigger "+trig(built, 0)+dlqMissing)},
 			},
 		},
+		"TriggerMovesBroker": {
+			reason: "A Trigger that listens on another Broker than the spec names is left out, so Crossplane deletes it and a later pass creates it anew: Knative refuses to change a Trigger's Broker.",
+			xr:     builtXR,
+			observed: func() map[string]*fnv1.Resource {
+				moved := built.Triggers[0].DeepCopy()
+				moved.Spec.Broker = "before"
+				return deployed(runningSvc, readyStruct(t, moved))
+			}(),
+			want: want{
+				composed: composedOf(
+					composedAs("Broker", "events", true),
+					serviceRunning(testName, true, built.Image),
+				),
+				status:     deployedStatus("Ready", serving),
+				ready:      fnv1.Ready_READY_TRUE,
+				conditions: readyConditions("serving at http://hello.apps.example.com"),
+			},
+		},
 		"TriggerNotReported": {
 			reason:   "A Trigger Knative has not reported on yet keeps the XR reconciling.",
 			xr:       builtXR,

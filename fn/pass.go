@@ -190,11 +190,14 @@ func sentKey(key []byte) bool { return render.Sent(string(key)) }
 func all(string) bool { return true }
 
 // observedMembers are what a pass reads of an object it renders: its
-// status, and the generation the status must have observed. Its spec is the
-// one rendered, and its labels and annotations are render's too.
+// status, the generation the status must have observed, and a Trigger's
+// Broker, which Knative refuses to change (render.Replaceable). The rest of
+// its spec is the one rendered, and its labels and annotations are render's
+// too.
 var observedMembers = selection{
 	"apiVersion": nil, "kind": nil, "status": nil,
 	"metadata": {"name": nil, "namespace": nil, "generation": nil},
+	"spec":     {"broker": nil},
 }
 
 // statusOnly reads only what a resource's controller reports of it.

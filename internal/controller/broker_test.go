@@ -20,6 +20,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
 // TestSharedBroker checks that two functions that both create one Broker
@@ -131,6 +132,55 @@ func TestDroppedBrokerGoes(t *testing.T) {
 	createdBrokers(ctx, t, c, fn)
 }
 
+// TestTriggerMovesToAnotherBroker checks that a function whose Trigger is to
+// listen on another Broker gets it: Knative's webhook refuses to change a
+// Trigger's Broker, played here by an admission policy in its words (the
+// node's e2e meets the real one), so the old Trigger goes and a new one
+// comes.
+func TestTriggerMovesToAnotherBroker(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, c, ns := newScene(ctx, t, "moved", keep)
+	fn := brokerUser(ctx, t, c, ns, "mover", "before")
+	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+	key := client.ObjectKey{Namespace: ns, Name: render.TriggerName(v1alpha1.LambdaFunctionKind, "mover", "all", "trigger/all")}
+	immutableBroker(ctx, t, c, key)
+
+	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(f *v1alpha1.LambdaFunction) { f.Spec.ForProvider.Eventing.Broker.Name = "after" })
+	wait.Until(ctx, t, "the Trigger listens on the Broker after", func() string {
+		tr := &eventingv1.Trigger{}
+		if err := c.Get(ctx, key, tr); err != nil {
+			return err.Error()
+		}
+		if tr.Spec.Broker != "after" {
+			return "it listens on " + tr.Spec.Broker
+		}
+		return ""
+	})
+	waitCondition(ctx, t, c, fn, xpv2.TypeSynced, corev1.ConditionTrue, "", "")
+}
+
+// immutableBroker has the API server refuse to change the Broker of the
+// namespace's Triggers, as Knative's webhook does, and returns once it
+// refuses to change the Trigger's.
+func immutableBroker(ctx context.Context, t *testing.T, c client.Client, trigger client.ObjectKey) {
+	t.Helper()
+	admit(ctx, t, c, "immutable-"+trigger.Namespace, trigger.Namespace, admissionregistrationv1.Update, admissionregistrationv1.Rule{APIGroups: []string{eventingv1.SchemeGroupVersion.Group}, APIVersions: []string{"*"}, Resources: []string{"triggers"}},
+		admissionregistrationv1.Validation{Expression: "object.spec.broker == oldObject.spec.broker", Message: "Immutable fields changed (-old +new): spec.broker"})
+	wait.Until(ctx, t, "the API server refuses to change the Broker of "+trigger.Name, func() string {
+		tr := &eventingv1.Trigger{}
+		if err := c.Get(ctx, trigger, tr); err != nil {
+			return err.Error()
+		}
+		tr.Spec.Broker += "-moved"
+		err := c.Update(ctx, tr, client.DryRunAll)
+		if kerrors.IsForbidden(err) || kerrors.IsInvalid(err) {
+			return ""
+		}
+		return fmt.Sprintf("a dry run of the change: %v", err)
+	})
+}
+
 // createdBrokers waits until the function's status names the Brokers it
 // created.
 func createdBrokers(ctx context.Context, t *testing.T, c client.Client, fn *v1alpha1.LambdaFunction, want ...string) {
@@ -178,39 +228,11 @@ const holdAnnotation = "test.lambda.knative.dev/hold"
 // annotates the Broker. It returns once the policy is in force.
 func holdDeletes(ctx context.Context, t *testing.T, c client.Client, o *eventingv1.Broker) {
 	t.Helper()
-	name := "hold-" + o.GetNamespace()
-	deny := admissionregistrationv1.Deny
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Delete},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
-				},
-			}}},
-			Validations: []admissionregistrationv1.Validation{{
-				Expression: `!has(oldObject.metadata.annotations) || !("` + holdAnnotation + `" in oldObject.metadata.annotations)`,
-				Message:    "held by the test",
-			}},
-		},
-	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        name,
-			ValidationActions: []admissionregistrationv1.ValidationAction{deny},
-			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{corev1.LabelMetadataName: o.GetNamespace()},
-			}},
-		},
-	}
-	for _, obj := range []client.Object{policy, binding} {
-		if err := c.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Delete(context.Background(), obj) })
-	}
+	admit(ctx, t, c, "hold-"+o.GetNamespace(), o.GetNamespace(), admissionregistrationv1.Delete, admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
+		admissionregistrationv1.Validation{
+			Expression: `!has(oldObject.metadata.annotations) || !("` + holdAnnotation + `" in oldObject.metadata.annotations)`,
+			Message:    "held by the test",
+		})
 	update(ctx, t, c, client.ObjectKeyFromObject(o), func(b *eventingv1.Broker) { metav1.SetMetaDataAnnotation(&b.ObjectMeta, holdAnnotation, "true") })
 	// The API server loads a new policy a moment after it is created.
 	wait.Until(ctx, t, "the API server refuses to delete "+o.GetName(), func() string {
@@ -220,4 +242,36 @@ func holdDeletes(ctx context.Context, t *testing.T, c client.Client, o *eventing
 		}
 		return fmt.Sprintf("a dry run of its deletion: %v", err)
 	})
+}
+
+// admit has the API server hold the namespace's requests of op on the
+// rule's resources to the validation, by a ValidatingAdmissionPolicy that
+// goes with the test.
+func admit(ctx context.Context, t *testing.T, c client.Client, name, ns string, op admissionregistrationv1.OperationType, rule admissionregistrationv1.Rule, v admissionregistrationv1.Validation) {
+	t.Helper()
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{Operations: []admissionregistrationv1.OperationType{op}, Rule: rule},
+			}}},
+			Validations: []admissionregistrationv1.Validation{v},
+		},
+	}
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{corev1.LabelMetadataName: ns},
+			}},
+		},
+	}
+	for _, obj := range []client.Object{policy, binding} {
+		if err := c.Create(ctx, obj); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Delete(context.Background(), obj) })
+	}
 }

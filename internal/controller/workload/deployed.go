@@ -42,6 +42,12 @@ func (c connection) deploy(ctx context.Context, mg resource.Managed, at *v1alpha
 	if err := c.retire(ctx, &st, created, objs.UsedBroker()); err != nil {
 		return managed.ExternalObservation{}, plan{}, err
 	}
+	desired = render.Replaceable(desired, func(o kube.Object) kube.Object {
+		if l, ok := st.objects[render.Key(o)]; ok {
+			return l.obj
+		}
+		return nil
+	})
 	return c.deployed(mg, at, objs, st), plan{desired: desired, found: st, prune: true}, nil
 }
 
