@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	kruntime "k8s.io/apimachinery/pkg/runtime"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -44,19 +43,7 @@ func agentsServe(ctx context.Context, t *testing.T, kube client.Client, pods typ
 			Subscriptions: []v1alpha1.Subscription{{Name: "tickets", EventType: ticketOpened}},
 		},
 	}
-	u, err := kruntime.DefaultUnstructuredConverter.ToUnstructured(&spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	agent := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": u}}}
-	agent.SetGroupVersionKind(v1alpha1.LambdaAgentGroupVersionKind)
-	agent.SetNamespace("functions")
-	agent.SetName("support")
-	xr := &unstructured.Unstructured{Object: map[string]any{"spec": u}}
-	xr.SetAPIVersion("platform.lambda.crossplane.io/v1alpha1")
-	xr.SetKind("Agent")
-	xr.SetNamespace("apps")
-	xr.SetName("support")
+	agent, xr := managedAndComposite(t, v1alpha1.LambdaAgentGroupVersionKind, "Agent", "support", &spec)
 
 	start := time.Now()
 	for _, o := range []*unstructured.Unstructured{agent, xr} {

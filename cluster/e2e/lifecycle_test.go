@@ -12,7 +12,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -108,7 +107,7 @@ func (l lifecycle) run(ctx context.Context, t *testing.T) {
 	})
 	l.failsServing(ctx, t, "the failed build", xpv2.TypeReady, v1alpha1.ReasonBuildFailed, "error building image")
 
-	l.deleted(ctx, t)
+	deleted(ctx, t, l.kube, v1alpha1.LambdaFunctionKind, &v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Namespace: l.key.Namespace, Name: l.key.Name}}, render.DefaultBroker)
 }
 
 // canaryTraffic rolls back to the first Revision without a build, behind
@@ -159,25 +158,6 @@ func (l lifecycle) failsServing(ctx context.Context, t *testing.T, what string, 
 	l.replies(ctx, t, "the Revision before still serves", `{"accepted":42,"version":2}`)
 }
 
-// deleted deletes the function and checks that none of its objects is
-// left: its Service, Revisions' pods, Triggers, Broker, builds.
-func (l lifecycle) deleted(ctx context.Context, t *testing.T) {
-	t.Helper()
-	if err := l.kube.Delete(ctx, &v1alpha1.LambdaFunction{ObjectMeta: metav1.ObjectMeta{Namespace: l.key.Namespace, Name: l.key.Name}}); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	wait.Until(ctx, t, "the function is gone", func() string {
-		err := l.kube.Get(ctx, l.key, &v1alpha1.LambdaFunction{})
-		if kerrors.IsNotFound(err) {
-			return ""
-		}
-		return fmt.Sprintf("Get: %v", err)
-	})
-	t.Logf("the function was gone %s after it was deleted", time.Since(start).Round(time.Second))
-	nothingLeft(ctx, t, l.kube, v1alpha1.LambdaFunctionKind, l.key, render.DefaultBroker)
-}
-
 // nothingLeft waits until none of the objects of the deleted workload of a
 // kind key names is left: its Service, Revisions' pods, Triggers, builds,
 // and the Broker it created.
@@ -195,11 +175,7 @@ func nothingLeft(ctx context.Context, t *testing.T, kube client.Client, kind str
 		})
 	}
 	wait.Until(ctx, t, "the Broker of "+key.Name+" is gone", func() string {
-		err := kube.Get(ctx, client.ObjectKey{Namespace: key.Namespace, Name: broker}, &eventingv1.Broker{})
-		if kerrors.IsNotFound(err) {
-			return ""
-		}
-		return fmt.Sprintf("Get: %v", err)
+		return absent(ctx, kube, client.ObjectKey{Namespace: key.Namespace, Name: broker}, &eventingv1.Broker{})
 	})
 }
 

@@ -19,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/kubernetes"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -56,9 +57,9 @@ const greeter = "exports.handler = async (event) => ({ accepted: event.data.id, 
 // Kaniko on the node, and both must answer, also to an order event posted
 // to the Broker each creates (brokerDelivers). Each has a schedule, every
 // minute in Berlin, whose PingSource must really invoke it; without it,
-// Knative scales each to zero, and a call then wakes it. Its image then
-// serves as a prebuilt agent's (agentsServe). Deleting them leaves none of
-// their objects.
+// Knative scales each to zero, and a call then wakes it. Each then moves to
+// another Broker (movesBroker). Its image then serves as a prebuilt agent's
+// (agentsServe). Deleting them leaves none of their objects.
 func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
@@ -87,18 +88,7 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 				Data: &kruntime.RawExtension{Raw: []byte(`{"id": 7}`)},
 			}}},
 	}
-	u, err := kruntime.DefaultUnstructuredConverter.ToUnstructured(&spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fn := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": u}}}
-	fn.SetGroupVersionKind(v1alpha1.LambdaFunctionGroupVersionKind)
-	fn.SetNamespace("functions")
-	fn.SetName("greeter")
-	xr := lambda()
-	xr.SetNamespace("apps")
-	xr.SetName("greeter")
-	xr.Object["spec"] = u
+	fn, xr := managedAndComposite(t, v1alpha1.LambdaFunctionGroupVersionKind, "Lambda", "greeter", &spec)
 
 	start := time.Now()
 	for _, o := range []client.Object{s3Credentials(fn.GetNamespace()), s3Credentials(xr.GetNamespace()), fn, xr} {
@@ -110,7 +100,7 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 		url := servingURL(ctx, t, kube, o)
 		t.Logf("%s %s/%s, from S3, was Ready %s after it was applied", o.GetKind(), o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Second))
 		replies(ctx, t, url, "the function built from S3 answers", `{"accepted":42,"from":"s3"}`)
-		brokerDelivers(ctx, t, kube, o, sink)
+		brokerDelivers(ctx, t, kube, o, sink, "orders")
 	}
 	urls := map[string]string{}
 	for _, o := range []*unstructured.Unstructured{fn, xr} {
@@ -123,32 +113,62 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 	for _, o := range []*unstructured.Unstructured{fn, xr} {
 		scalesToZeroAndBack(ctx, t, pods, o, urls[o.GetKind()])
 	}
+	for _, o := range []*unstructured.Unstructured{fn, xr} {
+		movesBroker(ctx, t, kube, o, sink, "orders", "shop")
+	}
 	if err := kube.Get(ctx, client.ObjectKeyFromObject(fn), fn); err != nil {
 		t.Fatal(err)
 	}
 	image, _, _ := unstructured.NestedString(fn.Object, "status", "atProvider", "image")
 	agentsServe(ctx, t, kube, pods, image)
 	for _, o := range []*unstructured.Unstructured{fn, xr} {
-		deleted(ctx, t, kube, v1alpha1.LambdaFunctionKind, o, "orders")
+		deleted(ctx, t, kube, v1alpha1.LambdaFunctionKind, o, "shop")
 	}
+}
+
+// managedAndComposite are one spec twice, both called name: as a managed
+// resource of gvk in the namespace functions, which the provider
+// reconciles, and as the platform's composite of xrKind in apps, which
+// Crossplane and the function compose.
+func managedAndComposite(t *testing.T, gvk schema.GroupVersionKind, xrKind, name string, spec any) (mr, xr *unstructured.Unstructured) {
+	t.Helper()
+	u, err := kruntime.DefaultUnstructuredConverter.ToUnstructured(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mr = &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"forProvider": u}}}
+	mr.SetGroupVersionKind(gvk)
+	mr.SetNamespace("functions")
+	mr.SetName(name)
+	xr = &unstructured.Unstructured{Object: map[string]any{"spec": u}}
+	xr.SetAPIVersion(lambda().GetAPIVersion())
+	xr.SetKind(xrKind)
+	xr.SetNamespace("apps")
+	xr.SetName(name)
+	return mr, xr
 }
 
 // deleted deletes a workload of a kind, or a composite that composes one,
 // waits until it is gone and checks that none of its objects is left, nor
 // the Broker it created.
-func deleted(ctx context.Context, t *testing.T, kube client.Client, kind string, o *unstructured.Unstructured, broker string) {
+func deleted(ctx context.Context, t *testing.T, kube client.Client, kind string, o client.Object, broker string) {
 	t.Helper()
 	if err := kube.Delete(ctx, o); err != nil {
 		t.Fatal(err)
 	}
-	wait.Until(ctx, t, o.GetName()+" is gone", func() string {
-		err := kube.Get(ctx, client.ObjectKeyFromObject(o), o)
-		if kerrors.IsNotFound(err) {
-			return ""
-		}
-		return fmt.Sprintf("Get: %v", err)
-	})
+	start := time.Now()
+	wait.Until(ctx, t, o.GetName()+" is gone", func() string { return absent(ctx, kube, client.ObjectKeyFromObject(o), o) })
+	t.Logf("%s/%s was gone %s after it was deleted", o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Second))
 	nothingLeft(ctx, t, kube, kind, client.ObjectKeyFromObject(o), broker)
+}
+
+// absent says, unless the object key names is gone, what a Get of it into
+// o found.
+func absent(ctx context.Context, kube client.Client, key client.ObjectKey, o client.Object) string {
+	if err := kube.Get(ctx, key, o); !kerrors.IsNotFound(err) {
+		return fmt.Sprintf("Get: %v", err)
+	}
+	return ""
 }
 
 // fired waits until a function's log says its schedule invoked it.
@@ -233,18 +253,38 @@ func updateSpec(ctx context.Context, t *testing.T, kube client.Client, o *unstru
 	})
 }
 
+// movesBroker renames the Broker the function creates and listens on. Its
+// Trigger must move to the new one, which Knative's webhook allows only by
+// replacing the Trigger, the events must reach it through the new Broker
+// (brokerDelivers), and the old Broker must go: the function was its last
+// user.
+func movesBroker(ctx context.Context, t *testing.T, kube client.Client, o *unstructured.Unstructured, sink *node.Sink, from, to string) {
+	t.Helper()
+	start := time.Now()
+	updateSpec(ctx, t, kube, o, func(spec map[string]any) {
+		if err := unstructured.SetNestedField(spec, to, "eventing", "broker", "name"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	brokerDelivers(ctx, t, kube, o, sink, to)
+	wait.Until(ctx, t, fmt.Sprintf("%s's Broker %s is gone", o.GetName(), from), func() string {
+		return absent(ctx, kube, client.ObjectKey{Namespace: o.GetNamespace(), Name: from}, &eventingv1.Broker{})
+	})
+	t.Logf("%s %s/%s moved from Broker %s to %s in %s", o.GetKind(), o.GetNamespace(), o.GetName(), from, to, time.Since(start).Round(time.Millisecond))
+}
+
 // brokerDelivers posts an order event to the function's Broker, from this
 // machine through Eventing's broker-ingress, and waits until the function's
 // reply reaches the sink through a Trigger on the function's source; then
 // an event the handler fails on, which reaches the sink as the function's
 // dead letter after its retry, with the handler's status.
-func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, o *unstructured.Unstructured, sink *node.Sink) {
+func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, o *unstructured.Unstructured, sink *node.Sink, broker string) {
 	t.Helper()
 	source := render.FunctionSource(o.GetNamespace(), o.GetName())
 	replies := &eventingv1.Trigger{
 		ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: "replies"},
 		Spec: eventingv1.TriggerSpec{
-			Broker:     "orders",
+			Broker:     broker,
 			Filter:     &eventingv1.TriggerFilter{Attributes: eventingv1.TriggerFilterAttributes{"source": source}},
 			Subscriber: duckv1.Destination{URI: sink.URL},
 		},
@@ -271,7 +311,7 @@ func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, o *un
 			// A Trigger Knative reports Ready may not be delivering yet:
 			// an event the Broker took before is lost, so it is sent again.
 			if time.Since(sent) > resend {
-				status, body, err := postToBroker(ctx, kube, o.GetNamespace(), "orders", orderCreated, data)
+				status, body, err := postToBroker(ctx, kube, o.GetNamespace(), broker, orderCreated, data)
 				if err != nil || status != http.StatusAccepted {
 					return fmt.Sprintf("the Broker answered %d %q (%v)", status, body, err)
 				}

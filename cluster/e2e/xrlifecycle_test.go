@@ -12,7 +12,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/clientcmd"
@@ -127,17 +126,7 @@ func (l xrLifecycle) run(ctx context.Context, t *testing.T) {
 	})
 	l.stalls(ctx, t, fnURL, "the failed build", v1alpha1.ReasonBuildFailed, "error building image")
 
-	if err := l.kube.Delete(ctx, l.get(ctx, t)); err != nil {
-		t.Fatal(err)
-	}
-	wait.Until(ctx, t, "the Lambda is gone", func() string {
-		err := l.kube.Get(ctx, l.key, lambda())
-		if kerrors.IsNotFound(err) {
-			return ""
-		}
-		return fmt.Sprintf("Get: %v", err)
-	})
-	nothingLeft(ctx, t, l.kube, v1alpha1.LambdaFunctionKind, l.key, render.DefaultBroker)
+	deleted(ctx, t, l.kube, v1alpha1.LambdaFunctionKind, l.get(ctx, t), render.DefaultBroker)
 }
 
 // buildsDuring counts the build Jobs of the function key names that appear
