@@ -109,6 +109,9 @@ type GitSource struct {
 
 	// SecretRef names a Secret in the resource's namespace holding either
 	// username and password (https) or ssh-privatekey and known_hosts (ssh).
+	// For https it may also hold ca.crt, with or without credentials: the PEM
+	// CA bundle the server's certificate is checked against, in place of the
+	// system's, as Flux's GitRepository takes it.
 	// +optional
 	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
 }

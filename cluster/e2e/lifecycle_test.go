@@ -160,7 +160,7 @@ func (l lifecycle) failsServing(ctx context.Context, t *testing.T, what string, 
 
 // nothingLeft waits until none of the objects of the deleted workload of a
 // kind key names is left: its Service, Revisions' pods, Triggers, builds,
-// and the Broker it created.
+// and the Broker it created, if it names one.
 func nothingLeft(ctx context.Context, t *testing.T, kube client.Client, kind string, key client.ObjectKey, broker string) {
 	t.Helper()
 	for _, list := range []client.ObjectList{&servingv1.ServiceList{}, &eventingv1.TriggerList{}, &batchv1.JobList{}, &corev1.ConfigMapList{}} {
@@ -173,6 +173,9 @@ func nothingLeft(ctx context.Context, t *testing.T, kube client.Client, kind str
 			}
 			return ""
 		})
+	}
+	if broker == "" {
+		return
 	}
 	wait.Until(ctx, t, "the Broker of "+key.Name+" is gone", func() string {
 		return absent(ctx, kube, client.ObjectKey{Namespace: key.Namespace, Name: broker}, &eventingv1.Broker{})

@@ -102,6 +102,7 @@ func TestRunServesFirstFunction(t *testing.T) {
 	newLifecycle(t, kubeconfig, fnURL).run(ctx, t)
 	newXRLifecycle(t, kubeconfig).run(ctx, t)
 	fromS3(ctx, t, kubeconfig)
+	fromGit(ctx, t, kubeconfig)
 
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	select {

@@ -16,6 +16,9 @@ mkdir -p "$HOME" /workspace/src
 if [ -f /etc/git-secret/ssh-privatekey ]; then
   export GIT_SSH_COMMAND="ssh -i /etc/git-secret/ssh-privatekey -o IdentitiesOnly=yes -o UserKnownHostsFile=/etc/git-secret/known_hosts -o StrictHostKeyChecking=yes"
 fi
+if [ -f /etc/git-secret/ca.crt ]; then
+  export GIT_SSL_CAINFO=/etc/git-secret/ca.crt
+fi
 if [ -n "${GIT_USERNAME:-}" ]; then
   git config --global credential.helper '!f() { echo "username=$GIT_USERNAME"; echo "password=$GIT_PASSWORD"; }; f'
 fi

@@ -26,6 +26,9 @@ var commitPattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // Credentials of a git repository over https.
 type Credentials struct {
 	Username, Password string
+	// CA is the PEM bundle the server's certificate is checked against, in
+	// place of the system's; nil keeps the system's.
+	CA []byte
 }
 
 // A GitResolver resolves git refs to commits over https with its own HTTP
@@ -46,7 +49,15 @@ func NewGitResolver(c *http.Client) *GitResolver {
 // A commit id is its own identity, but its repository is still asked for
 // its refs: the build pod clones from where the provider's dialer lets it.
 func (r *GitResolver) Resolve(ctx context.Context, url, ref string, creds *Credentials) (string, error) {
-	return bounded(ctx, r.client, r.limits, func(ctx context.Context, c *http.Client) (string, error) {
+	var ca []byte
+	if creds != nil {
+		ca = creds.CA
+	}
+	client, err := trusting(r.client, ca)
+	if err != nil {
+		return "", err
+	}
+	return bounded(ctx, client, r.limits, func(ctx context.Context, c *http.Client) (string, error) {
 		return resolveGit(ctx, githttp.NewClient(c), url, ref, creds)
 	})
 }
@@ -60,7 +71,7 @@ func resolveGit(ctx context.Context, t transport.Transport, url, ref string, cre
 		return "", unresolvable(errors.Errorf(errFmtScheme, url))
 	}
 	var auth transport.AuthMethod
-	if creds != nil {
+	if creds != nil && (creds.Username != "" || creds.Password != "") {
 		auth = &githttp.BasicAuth{Username: creds.Username, Password: creds.Password}
 	}
 	sess, err := t.NewUploadPackSession(ep, auth)

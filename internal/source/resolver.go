@@ -48,8 +48,8 @@ func (r Resolver) Resolve(ctx context.Context, src v1alpha1.FunctionSource, secr
 func (r Resolver) resolve(ctx context.Context, src v1alpha1.FunctionSource, secret map[string][]byte) (string, error) {
 	if g := src.Git; g != nil {
 		var creds *Credentials
-		if u, ok := secret["username"]; ok {
-			creds = &Credentials{Username: string(u), Password: string(secret["password"])}
+		if secret != nil {
+			creds = &Credentials{Username: string(secret["username"]), Password: string(secret["password"]), CA: secret[KeyCA]}
 		}
 		return r.Git.Resolve(ctx, g.URL, g.Ref, creds)
 	}
