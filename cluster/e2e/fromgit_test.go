@@ -63,8 +63,8 @@ func fromGit(ctx context.Context, t *testing.T, kubeconfig string) {
 			URL: g.URL(), Ref: gitserver.Branch, Path: ptr.To(v1alpha1.RelativePath("greeter")),
 			SecretRef: &v1alpha1.LocalObjectReference{Name: "git-ca"},
 		}},
-		// The node's Go is Debian's.
-		Runtime: &v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguageGo), Version: ptr.To("1.24")},
+		// The API's default version.
+		Runtime: &v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguageGo)},
 	})
 
 	start := time.Now()

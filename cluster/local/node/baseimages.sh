@@ -6,8 +6,9 @@
 #                     library
 #   ROOT/nodejs-20    Node.js 20 from Debian 13 (no npm: builds have no
 #                     network to install dependencies with)
-#   ROOT/go-1.24      Go 1.24 from Debian 13, with its standard library's
-#                     source, which every build compiles
+#   ROOT/go-1.25      Go 1.25, the API's default, from Debian 13's
+#                     backports, with its standard library's source, which
+#                     every build compiles
 #   ROOT/fetch        git and the AWS CLI from Debian 12, with which build
 #                     pods fetch git and S3 sources
 # each with CA certificates. Docs, man pages and locales are removed; apt's
@@ -16,14 +17,14 @@ set -euo pipefail
 root=$1
 mkdir -p "$root"
 
-# rootfs NAME SUITE PACKAGES makes ROOT/NAME from SUITE with PACKAGES, unless
-# it was made.
+# rootfs NAME SUITE PACKAGES [EXTRA_SUITES] makes ROOT/NAME from SUITE, and
+# the comma-separated EXTRA_SUITES, with PACKAGES, unless it was made.
 rootfs() {
-  local name=$1 suite=$2 packages=$3
+  local name=$1 suite=$2 packages=$3 extra=${4:-}
   [[ -e "$root/$name.done" ]] && return
   rm -rf "${root:?}/$name" "$root/$name.tar"
   echo "debootstrap $name (a minute or two)"
-  debootstrap --variant=minbase --include="$packages,ca-certificates" \
+  debootstrap --variant=minbase --include="$packages,ca-certificates" ${extra:+--extra-suites="$extra"} \
     "$suite" "$root/$name" http://deb.debian.org/debian >/dev/null
   rm -rf "$root/$name"/usr/share/{doc,man,info,locale} "$root/$name"/var/cache/apt/* "$root/$name"/var/lib/apt/lists/*
   touch "$root/$name.done"
@@ -31,7 +32,7 @@ rootfs() {
 
 rootfs python-3.11 bookworm python3.11-minimal,libpython3.11-stdlib,python3-minimal,python-is-python3
 rootfs nodejs-20 trixie nodejs
-rootfs go-1.24 trixie golang-1.24-go
+rootfs go-1.25 trixie golang-1.25-go trixie-backports
 # python3-cffi-backend provides the API python3-cryptography needs, which
 # debootstrap does not resolve.
 rootfs fetch bookworm git,awscli,python3-cffi-backend

@@ -40,8 +40,8 @@ var runtimes = map[string]runtime{
 		name: "hello-python", base: python311,
 		code: "def handler(event, context):\n    order = event.get(\"data\", {})\n    return {\"accepted\": order.get(\"id\")}\n",
 	},
-	"Go1.24": {
-		name: "hello-go", base: go124,
+	"Go1.25": {
+		name: "hello-go", base: go125,
 		// It fails on an event without an order, as the others do.
 		code: "package function\n\nimport (\n\t\"context\"\n\t\"errors\"\n)\n\nfunc Handle(_ context.Context, event map[string]any) (any, error) {\n\torder, ok := event[\"data\"].(map[string]any)\n\tif !ok {\n\t\treturn nil, errors.New(\"no order\")\n\t}\n\treturn map[string]any{\"accepted\": order[\"id\"]}, nil\n}\n",
 	},

@@ -48,9 +48,9 @@ type BaseImage struct {
 
 // The runtimes Debian packages in versions the API offers, the only ones
 // the node builds for: builds have no network, so a base cannot come from
-// elsewhere. Debian 12 has Python 3.11; Node.js 20 and Go 1.24 are
-// Debian 13's. Go's builds have no module proxy: a function with
-// dependencies vendors them.
+// elsewhere. Debian 12 has Python 3.11; Node.js 20 is Debian 13's and Go
+// 1.25, the API's default, its backports'. Go's builds have no module
+// proxy: a function with dependencies vendors them.
 var (
 	python311 = BaseImage{Language: v1alpha1.LanguagePython, Version: "3.11", DebianImage: DebianImage{
 		Ref: Registry + "/library/python:3.11", rootfs: "python-3.11", env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"},
@@ -58,14 +58,14 @@ var (
 	nodejs20 = BaseImage{Language: v1alpha1.LanguageNodeJS, Version: "20", DebianImage: DebianImage{
 		Ref: Registry + "/library/node:20", rootfs: "nodejs-20", env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
 	}}
-	go124 = BaseImage{Language: v1alpha1.LanguageGo, Version: "1.24", RunImage: StaticImage, DebianImage: DebianImage{
-		Ref: Registry + "/library/golang:1.24", rootfs: "go-1.24",
-		env: []string{"PATH=/usr/lib/go-1.24/bin:/usr/local/bin:/usr/bin:/bin", "GOTOOLCHAIN=local", "GOPROXY=off"},
+	go125 = BaseImage{Language: v1alpha1.LanguageGo, Version: "1.25", RunImage: StaticImage, DebianImage: DebianImage{
+		Ref: Registry + "/library/golang:1.25", rootfs: "go-1.25",
+		env: []string{"PATH=/usr/lib/go-1.25/bin:/usr/local/bin:/usr/bin:/bin", "GOTOOLCHAIN=local", "GOPROXY=off"},
 	}}
 )
 
 // BaseImages are every base image the node's builds can use.
-var BaseImages = []BaseImage{python311, nodejs20, go124}
+var BaseImages = []BaseImage{python311, nodejs20, go125}
 
 // Fetcher is the image build pods fetch git and S3 sources with: a shell,
 // git and the AWS CLI, from Debian 12.
