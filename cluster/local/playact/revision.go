@@ -23,9 +23,10 @@ import (
 )
 
 // A RevisionFault is how Knative's revision reconciler marks a Revision
-// whose pods cannot serve. Each is written with Knative's own status methods
-// and message helpers, from what the kubelet reports of the pod.
-type RevisionFault func(*knservingv1.RevisionStatus)
+// whose pods cannot serve, given the Revision's name. Each is written with
+// Knative's own status methods and message helpers, from what the kubelet
+// reports of the pod.
+type RevisionFault func(revision string, rs *knservingv1.RevisionStatus)
 
 // CrashLoop is a container that keeps exiting: the reconciler reads the
 // last termination of the user container. It does so only when the
@@ -34,16 +35,30 @@ type RevisionFault func(*knservingv1.RevisionStatus)
 // after the Revision was created on the local cluster, with Knative's
 // default of 10 minutes. Until then the Revision is Deploying and only the
 // kubelet says why, in its pods (CrashLoopingPod).
+//
+// By then the Deployment controller has given up on the Revision's
+// ReplicaSet, in its words, and the autoscaler still buffers requests for
+// pods that never became ready, in its words (kpa.go); the container's end
+// is marked last, so it is the reason the Revision is not Ready, as the
+// real node reports it (TestPlayedRolloutAsReal).
 func CrashLoop(exitCode int32, message string) RevisionFault {
-	return func(rs *knservingv1.RevisionStatus) {
+	return func(revision string, rs *knservingv1.RevisionStatus) {
+		rs.MarkResourcesAvailableFalse(knservingv1.ReasonProgressDeadlineExceeded, fmt.Sprintf("ReplicaSet %q has timed out progressing.", replicaSet(revision)))
+		rs.MarkActiveUnknown("Queued", "Requests to the target are being buffered as resources are provisioned.")
 		rs.MarkContainerHealthyFalse(knservingv1.ExitCodeReason(exitCode), knservingv1.RevisionContainerExitingMessage(message))
 	}
+}
+
+// replicaSet is the name of the ReplicaSet of a Revision's Deployment as
+// played: a real one ends in a hash of its pod template.
+func replicaSet(revision string) string {
+	return revision + "-deployment-5d8f6c7b9"
 }
 
 // Deploying is a Revision Knative has yet to report on: its pods are not
 // ready, and its Deployment's progress deadline has not passed.
 func Deploying() RevisionFault {
-	return func(rs *knservingv1.RevisionStatus) {
+	return func(_ string, rs *knservingv1.RevisionStatus) {
 		rs.MarkResourcesAvailableUnknown(knservingv1.ReasonDeploying, "")
 		rs.MarkContainerHealthyUnknown(knservingv1.ReasonDeploying, "")
 	}
@@ -55,7 +70,7 @@ func Deploying() RevisionFault {
 func CrashLoopingPod(svc *servingv1.Service, revision string, exitCode int32, message string) *corev1.Pod {
 	return &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: revision + "-deployment-5d8f6c7b9-x2k4p", Labels: map[string]string{serving.RevisionLabelKey: revision}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: replicaSet(revision) + "-x2k4p", Labels: map[string]string{serving.RevisionLabelKey: revision}},
 		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
 			Name:                 svc.Spec.Template.Spec.Containers[0].Name,
 			RestartCount:         2,
@@ -88,7 +103,7 @@ func CrashLooping(ctx context.Context, t T, c client.Client, svc *servingv1.Serv
 // The message is the kubelet's (pkg/kubelet/images, image_manager.go) with
 // the pull error it wraps.
 func ImagePullBackOff(image, pullError string) RevisionFault {
-	return func(rs *knservingv1.RevisionStatus) {
+	return func(_ string, rs *knservingv1.RevisionStatus) {
 		rs.MarkResourcesAvailableFalse("ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q: %s", image, pullError))
 	}
 }
@@ -97,7 +112,7 @@ func ImagePullBackOff(image, pullError string) RevisionFault {
 // message wraps the registry's error as the revision reconciler's
 // background resolver does.
 func ContainerMissing(image, resolveError string) RevisionFault {
-	return func(rs *knservingv1.RevisionStatus) {
+	return func(_ string, rs *knservingv1.RevisionStatus) {
 		msg := knservingv1.RevisionContainerMissingMessage(image, "failed to resolve image to digest") + ": " + resolveError
 		rs.MarkContainerHealthyFalse(knservingv1.ReasonContainerMissing, msg)
 	}
@@ -106,7 +121,7 @@ func ContainerMissing(image, resolveError string) RevisionFault {
 // ProgressDeadline is a Revision whose pods never reached their initial
 // scale, such as pods a ResourceQuota refuses.
 func ProgressDeadline() RevisionFault {
-	return func(rs *knservingv1.RevisionStatus) {
+	return func(_ string, rs *knservingv1.RevisionStatus) {
 		rs.MarkResourcesAvailableFalse(knservingv1.ReasonProgressDeadlineExceeded, "Initial scale was never achieved")
 	}
 }
@@ -335,7 +350,7 @@ func revision(svc *servingv1.Service, generation int64, fault RevisionFault) *se
 	st := knservingv1.RevisionStatus{}
 	st.InitializeConditions()
 	if fault != nil {
-		fault(&st)
+		fault(rev.Name, &st)
 	} else {
 		st.MarkResourcesAvailableTrue()
 		st.MarkContainerHealthyTrue()

@@ -1,0 +1,146 @@
+package node
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"knative.dev/pkg/apis"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
+)
+
+// annotationProgressDeadline is Knative's per-Revision progress deadline,
+// at which it reports a Revision whose pods never became ready.
+const annotationProgressDeadline = "serving.knative.dev/progress-deadline"
+
+// A rollout is what a test compares of how Knative reported a Service's
+// first Revision: the conditions of both, without times, and what observe
+// reads of them but the URL.
+type rollout struct {
+	Service, Revision []apis.Condition
+	Observed          observe.ServiceState
+}
+
+// rolloutOf is the rollout of a Service and its Revision.
+func rolloutOf(svc *servingv1.Service, rev *servingv1.Revision) rollout {
+	r := rollout{Service: conditions(svc.Status.Conditions), Revision: conditions(rev.Status.Conditions)}
+	var failed *servingv1.Revision
+	if rev.Status.GetCondition(apis.ConditionReady).IsFalse() {
+		failed = rev
+	}
+	r.Observed = observe.Service(svc, failed)
+	// The domain is the cluster's setting, not the rollout's.
+	r.Observed.URL = ""
+	return r
+}
+
+// podTemplateHash is the hash of a pod template that ends the name of a
+// Deployment's ReplicaSet: the cluster's, not the rollout's.
+var podTemplateHash = regexp.MustCompile(`(-deployment-)[a-z0-9]+`)
+
+// conditions are the type, status, reason and message of each condition,
+// by type, without pod template hashes.
+func conditions(in duckv1.Conditions) []apis.Condition {
+	out := make([]apis.Condition, 0, len(in))
+	for _, c := range in {
+		out = append(out, apis.Condition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: podTemplateHash.ReplaceAllString(c.Message, "${1}HASH")})
+	}
+	slices.SortFunc(out, func(a, b apis.Condition) int { return strings.Compare(string(a.Type), string(b.Type)) })
+	return out
+}
+
+// TestPlayedRolloutAsReal holds playact to real Knative Serving, the
+// kubelet and containerd: render's Service of a built function that serves
+// and one whose container exits are reported on the real node with Service
+// and Revision conditions that playact writes alike for the same exit code
+// and message, and observe reads both alike. The provider's and the function's tests that play rollouts on
+// the API server alone stand on this.
+func TestPlayedRolloutAsReal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c, kube := sharedCluster(t), targetClient(t)
+	rt := runtimes["Python3.11"]
+	objs := renderInline(ctx, t, kube, rt, publishBase(ctx, t, c, rt), nil)
+	job, pods := runBuild(ctx, t, kube, objs)
+	outcome := observe.Build(job, pods)
+	if !outcome.Done {
+		t.Fatalf("the build failed (%s): %s", outcome.Cause, outcome.Message)
+	}
+	built, err := objs.Built(outcome.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	cases := map[string]struct {
+		reason string
+		change func(*servingv1.Service)
+		fault  playact.RevisionFault
+	}{
+		"Serves": {
+			reason: "A Revision whose pod becomes ready makes the Service Ready.",
+			fault:  nil,
+		},
+		"CrashLoop": {
+			reason: "A container that keeps exiting fails the Revision at its progress deadline with its exit code and last words, and the Service with it.",
+			change: func(svc *servingv1.Service) {
+				svc.Spec.Template.Annotations[annotationProgressDeadline] = "20s"
+				svc.Spec.Template.Spec.Containers[0].Command = []string{"python", "-c", "import sys; sys.stderr.write('refusing to start'); sys.exit(3)"}
+			},
+			fault: playact.CrashLoop(3, "refusing to start"),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			svc := built.Service.DeepCopy()
+			svc.Name = strings.ToLower(name)
+			idleQuickly(svc)
+			if tc.change != nil {
+				tc.change(svc)
+			}
+			if err := kube.Create(ctx, svc); err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			rev := reported(ctx, t, kube, svc)
+			real := rolloutOf(svc, rev)
+			t.Logf("Knative reported in %s: %+v", time.Since(start).Round(time.Second), real)
+
+			played := svc.DeepCopy()
+			played.Status = servingv1.ServiceStatus{}
+			playedRev := playact.Roll(played, tc.fault)
+			if diff := cmp.Diff(real, rolloutOf(played, playedRev)); diff != "" {
+				t.Errorf("%s\nplayact's rollout: -real, +played:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// reported waits until Knative has said whether the Service's first
+// Revision serves, and returns the Revision as Knative reported it.
+func reported(ctx context.Context, t *testing.T, kube client.Client, svc *servingv1.Service) *servingv1.Revision {
+	t.Helper()
+	rev := &servingv1.Revision{}
+	err := poll(ctx, func(ctx context.Context) (bool, error) {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
+			return false, err
+		}
+		ready := svc.Status.GetCondition(apis.ConditionReady)
+		if svc.Status.ObservedGeneration != svc.Generation || ready == nil || ready.IsUnknown() || svc.Status.LatestCreatedRevisionName == "" {
+			return false, nil
+		}
+		return true, kube.Get(ctx, client.ObjectKey{Namespace: svc.Namespace, Name: svc.Status.LatestCreatedRevisionName}, rev)
+	})
+	if err != nil {
+		t.Fatalf("Knative did not report on %s: %v: %+v", svc.Name, err, svc.Status.Conditions)
+	}
+	return rev
+}
