@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
-	kneventingv1 "knative.dev/eventing/pkg/apis/eventing/v1"
 	knsourcesv1 "knative.dev/eventing/pkg/apis/sources/v1"
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
@@ -188,7 +187,7 @@ func TestEventingReadiness(t *testing.T) {
 		playact.SettleTrigger(tr, fault)
 		return tr
 	}
-	stale := settled(nil)
+	stale := settled(playact.TriggerFault{})
 	stale.Status.ObservedGeneration = 1
 	// What real Eventing said on the node of a Trigger made before its
 	// Service had an address.
@@ -197,9 +196,7 @@ func TestEventingReadiness(t *testing.T) {
 		tr.Spec.Subscriber = duckv1.Destination{Ref: &duckv1.KReference{APIVersion: "serving.knative.dev/v1", Kind: "Service", Name: "hello"}}
 		return tr
 	}
-	unknown := settled(func(ts *kneventingv1.TriggerStatus) {
-		ts.MarkBrokerUnknown("BrokerUnknown", "the Broker is not ready yet")
-	})
+	unknown := settled(playact.BrokerNotReady("BrokerUnknown", "the Broker is not ready yet"))
 
 	cases := map[string]struct {
 		reason string
@@ -210,7 +207,7 @@ func TestEventingReadiness(t *testing.T) {
 	}{
 		"Ready": {
 			reason: "A Ready Broker and Trigger make eventing Ready.",
-			live:   []client.Object{readyBroker, settled(nil)},
+			live:   []client.Object{readyBroker, settled(playact.TriggerFault{})},
 			want:   observe.EventingState{Ready: true},
 		},
 		"Missing": {
@@ -225,7 +222,7 @@ func TestEventingReadiness(t *testing.T) {
 		},
 		"NoCondition": {
 			reason: "A Broker without a Ready condition is waited for.",
-			live:   []client.Object{func() client.Object { b := broker.DeepCopy(); b.Status.ObservedGeneration = 1; return b }(), settled(nil)},
+			live:   []client.Object{func() client.Object { b := broker.DeepCopy(); b.Status.ObservedGeneration = 1; return b }(), settled(playact.TriggerFault{})},
 			want:   observe.EventingState{Message: "Broker events has no Ready condition yet"},
 		},
 		"Unknown": {

@@ -16,23 +16,52 @@ import (
 )
 
 // A TriggerFault is how Knative Eventing's trigger reconciler marks a
-// Trigger that cannot deliver, with its own status methods and messages
-// (pkg/reconciler/broker/trigger).
-type TriggerFault func(*kneventingv1.TriggerStatus)
+// Trigger that cannot deliver, with its own status methods and messages,
+// at the step of its reconcile that failed (pkg/reconciler/broker/trigger).
+// The zero TriggerFault is none.
+type TriggerFault struct {
+	step triggerStep
+	fail func(*kneventingv1.TriggerStatus)
+}
 
-// BrokerDoesNotExist is a Trigger whose Broker is gone.
+// A triggerStep is a step of the trigger reconciler, in its order: it stops
+// at the first that fails.
+type triggerStep int
+
+const (
+	stepBroker triggerStep = iota
+	stepSubscriber
+	stepDeadLetterSink
+	stepOIDC
+	stepSubscription
+	stepDependency
+)
+
+// BrokerDoesNotExist is a Trigger whose Broker is gone. The real
+// MT-channel-based broker's reconciler takes up only Triggers of a Broker
+// of its class that exists, so it never writes this: a Trigger of a Broker
+// that does not exist has no status on the real node
+// (TestPlayedTriggerAsReal).
 func BrokerDoesNotExist(broker string) TriggerFault {
-	return func(ts *kneventingv1.TriggerStatus) {
+	return TriggerFault{step: stepBroker, fail: func(ts *kneventingv1.TriggerStatus) {
 		ts.MarkBrokerFailed("BrokerDoesNotExist", "Broker %q does not exist", broker)
-	}
+	}}
+}
+
+// BrokerNotReady is a Trigger whose Broker has yet to be Ready: the
+// reconciler propagates the Broker's condition and goes no further.
+func BrokerNotReady(reason, message string) TriggerFault {
+	return TriggerFault{step: stepBroker, fail: func(ts *kneventingv1.TriggerStatus) {
+		ts.PropagateBrokerCondition(&apis.Condition{Type: apis.ConditionReady, Status: corev1.ConditionUnknown, Reason: reason, Message: message})
+	}}
 }
 
 // DeadLetterSinkUnresolved is a Trigger whose dead-letter sink cannot be
 // resolved to a URI; resolveError is what Knative's resolver returned.
 func DeadLetterSinkUnresolved(resolveError string) TriggerFault {
-	return func(ts *kneventingv1.TriggerStatus) {
+	return TriggerFault{step: stepDeadLetterSink, fail: func(ts *kneventingv1.TriggerStatus) {
 		ts.MarkDeadLetterSinkResolvedFailed("Unable to get the dead letter sink's URI", "%v", resolveError)
-	}
+	}}
 }
 
 // SubscriberUnresolved is a Trigger whose subscriber cannot be resolved to
@@ -41,9 +70,9 @@ func DeadLetterSinkUnresolved(resolveError string) TriggerFault {
 // "address not set for Kind = Service, Namespace = functions, Name = hello,
 // APIVersion = serving.knative.dev/v1, Group = , Address = ".
 func SubscriberUnresolved(resolveError string) TriggerFault {
-	return func(ts *kneventingv1.TriggerStatus) {
+	return TriggerFault{step: stepSubscriber, fail: func(ts *kneventingv1.TriggerStatus) {
 		ts.MarkSubscriberResolvedFailed("Unable to get the Subscriber's URI", "%v", resolveError)
-	}
+	}}
 }
 
 // SettleTrigger computes, without writing it, the status Knative's trigger
@@ -54,24 +83,37 @@ func SettleTrigger(t *eventingv1.Trigger, fault TriggerFault) {
 }
 
 // settleTrigger is SettleTrigger in Knative's own types, whose status
-// methods it writes with.
+// methods it writes with. Its conditions start as knative.dev/pkg's
+// reconciler starts them, by the Trigger's condition set, which leaves
+// OIDCIdentityCreated Unknown until its step.
 func settleTrigger(t *kneventingv1.Trigger, fault TriggerFault) {
 	ts := &t.Status
 	*ts = kneventingv1.TriggerStatus{}
-	ts.InitializeConditions()
+	t.GetConditionSet().Manage(ts).InitializeConditions()
 	ts.ObservedGeneration = t.Generation
 	ready := &apis.Condition{Type: apis.ConditionReady, Status: corev1.ConditionTrue}
-	ts.PropagateBrokerCondition(ready)
-	ts.MarkSubscriberResolvedSucceeded()
-	ts.PropagateSubscriptionCondition(ready)
-	ts.MarkDependencySucceeded()
-	if d := t.Spec.Delivery; d != nil && d.DeadLetterSink != nil {
-		ts.MarkDeadLetterSinkResolvedSucceeded()
-	} else {
-		ts.MarkDeadLetterSinkNotConfigured()
+	steps := []func(){
+		stepBroker:     func() { ts.PropagateBrokerCondition(ready) },
+		stepSubscriber: ts.MarkSubscriberResolvedSucceeded,
+		stepDeadLetterSink: func() {
+			if d := t.Spec.Delivery; d != nil && d.DeadLetterSink != nil {
+				ts.MarkDeadLetterSinkResolvedSucceeded()
+			} else {
+				ts.MarkDeadLetterSinkNotConfigured()
+			}
+		},
+		// As auth.SetupOIDCServiceAccount marks it with OIDC off, Eventing's
+		// default.
+		stepOIDC:         func() { ts.MarkOIDCIdentityCreatedSucceededWithReason("authentication-oidc feature disabled", "") },
+		stepSubscription: func() { ts.PropagateSubscriptionCondition(ready) },
+		stepDependency:   ts.MarkDependencySucceeded,
 	}
-	if fault != nil {
-		fault(ts)
+	for step, succeed := range steps {
+		if fault.fail != nil && triggerStep(step) == fault.step {
+			fault.fail(ts)
+			return
+		}
+		succeed()
 	}
 }
 

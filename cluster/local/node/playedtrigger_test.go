@@ -1,0 +1,115 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	eventingduckv1 "knative.dev/eventing/pkg/apis/duck/v1"
+	"knative.dev/pkg/apis"
+	duckv1 "knative.dev/pkg/apis/duck/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
+)
+
+// TestPlayedTriggerAsReal holds playact to real Knative Eventing: a Trigger
+// that delivers and one whose dead-letter sink is a Service that does not
+// exist are reported on the real node with conditions that playact writes
+// alike. The provider's and the function's tests that play Triggers on the
+// API server alone stand on this. A Trigger of a Broker that does not exist
+// is reported on by no one (TestTriggerOfNoBroker).
+func TestPlayedTriggerAsReal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	kube := targetClient(t)
+	ns := testkit.Namespace(ctx, t, kube, "triggers-", "")
+	broker := &eventingv1.Broker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orders"}}
+	if err := kube.Create(ctx, broker); err != nil {
+		t.Fatal(err)
+	}
+	brokerReady(ctx, t, kube, broker)
+	sink := RecordingSink(t)
+
+	cases := map[string]struct {
+		reason string
+		change func(*eventingv1.Trigger)
+		// settled says when Knative has reported on the Trigger.
+		settled func(*eventingv1.Trigger) bool
+		fault   playact.TriggerFault
+	}{
+		"Delivers": {
+			reason:  "A Trigger of a Ready Broker whose subscriber resolves is Ready.",
+			settled: func(tr *eventingv1.Trigger) bool { return tr.Status.GetCondition(apis.ConditionReady).IsTrue() },
+		},
+		"DeadLetterSinkUnresolved": {
+			reason: "A Trigger whose dead-letter sink is a Service that does not exist cannot resolve it, in the resolver's words.",
+			change: func(tr *eventingv1.Trigger) {
+				tr.Spec.Delivery = &eventingduckv1.DeliverySpec{DeadLetterSink: &duckv1.Destination{Ref: &duckv1.KReference{APIVersion: "serving.knative.dev/v1", Kind: "Service", Name: "dlq"}}}
+			},
+			settled: func(tr *eventingv1.Trigger) bool { return tr.Status.GetCondition("DeadLetterSinkResolved").IsFalse() },
+			fault:   playact.DeadLetterSinkUnresolved(fmt.Sprintf(`failed to get object %s/dlq: services.serving.knative.dev "dlq" not found`, ns)),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			tr := &eventingv1.Trigger{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: strings.ToLower(name)},
+				Spec:       eventingv1.TriggerSpec{Broker: broker.Name, Subscriber: duckv1.Destination{URI: sink.URL}},
+			}
+			if tc.change != nil {
+				tc.change(tr)
+			}
+			if err := kube.Create(ctx, tr); err != nil {
+				t.Fatal(err)
+			}
+			err := poll(ctx, func(ctx context.Context) (bool, error) {
+				err := kube.Get(ctx, client.ObjectKeyFromObject(tr), tr)
+				return err == nil && tr.Status.ObservedGeneration == tr.Generation && tc.settled(tr), err
+			})
+			if err != nil {
+				t.Fatalf("Knative did not report on the Trigger (%v): %+v", err, tr.Status.Conditions)
+			}
+			played := tr.DeepCopy()
+			playact.SettleTrigger(played, tc.fault)
+			if diff := cmp.Diff(conditions(tr.Status.Conditions), conditions(played.Status.Conditions)); diff != "" {
+				t.Errorf("%s\nplayact's Trigger: -real, +played:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+// TestTriggerOfNoBroker records what real Knative Eventing says of a Trigger
+// whose Broker does not exist: nothing, as the MT-channel-based broker's
+// reconciler takes up only Triggers of a Broker of its class. So the
+// provider and the function hold a workload whose Broker is missing by
+// reading the Broker, never by waiting for its Triggers
+// (playact.BrokerDoesNotExist is not what the real one writes).
+func TestTriggerOfNoBroker(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	kube := targetClient(t)
+	ns := testkit.Namespace(ctx, t, kube, "triggers-", "")
+	tr := &eventingv1.Trigger{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "orphan"},
+		Spec:       eventingv1.TriggerSpec{Broker: "missing", Subscriber: duckv1.Destination{URI: RecordingSink(t).URL}},
+	}
+	if err := kube.Create(ctx, tr); err != nil {
+		t.Fatal(err)
+	}
+	// A Trigger of a Broker that exists is reported on within a second
+	// (TestPlayedTriggerAsReal).
+	time.Sleep(20 * time.Second)
+	if err := kube.Get(ctx, client.ObjectKeyFromObject(tr), tr); err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Status.Conditions) > 0 {
+		t.Errorf("a Trigger of a Broker that does not exist has conditions %+v; Eventing v0.50.0 wrote none", tr.Status.Conditions)
+	}
+}
