@@ -45,17 +45,9 @@ func agentsServe(ctx context.Context, t *testing.T, kube client.Client, pods typ
 	}
 	agent, xr := managedAndComposite(t, v1alpha1.LambdaAgentGroupVersionKind, "Agent", "support", &spec)
 
-	start := time.Now()
-	for _, o := range []*unstructured.Unstructured{agent, xr} {
-		if err := kube.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, o := range []*unstructured.Unstructured{agent, xr} {
-		servingURL(ctx, t, kube, o)
-		t.Logf("%s %s/%s was Ready %s after it was applied", o.GetKind(), o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Second))
+	appliedAndReady(ctx, t, kube, "an agent", nil, []*unstructured.Unstructured{agent, xr}, func(o *unstructured.Unstructured, _ string) {
 		delivered(ctx, t, kube, pods, o)
-	}
+	})
 	for _, o := range []*unstructured.Unstructured{agent, xr} {
 		deleted(ctx, t, kube, v1alpha1.LambdaAgentKind, o, "desk")
 	}

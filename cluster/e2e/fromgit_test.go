@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,17 +66,9 @@ func fromGit(ctx context.Context, t *testing.T, kubeconfig string) {
 		Runtime: &v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguageGo)},
 	})
 
-	start := time.Now()
-	for _, o := range []client.Object{secret(fn.GetNamespace()), secret(xr.GetNamespace()), fn, xr} {
-		if err := kube.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, o := range []*unstructured.Unstructured{fn, xr} {
-		url := servingURL(ctx, t, kube, o)
-		t.Logf("%s %s/%s, Go from git, was Ready %s after it was applied", o.GetKind(), o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Second))
+	appliedAndReady(ctx, t, kube, "Go from git", []client.Object{secret(fn.GetNamespace()), secret(xr.GetNamespace())}, []*unstructured.Unstructured{fn, xr}, func(_ *unstructured.Unstructured, url string) {
 		replies(ctx, t, url, "the Go function built from git answers", `{"accepted":42,"from":"git"}`)
-	}
+	})
 	for _, o := range []*unstructured.Unstructured{fn, xr} {
 		deleted(ctx, t, kube, v1alpha1.LambdaFunctionKind, o, "")
 	}

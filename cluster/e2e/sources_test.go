@@ -90,18 +90,10 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 	}
 	fn, xr := managedAndComposite(t, v1alpha1.LambdaFunctionGroupVersionKind, "Lambda", "greeter", &spec)
 
-	start := time.Now()
-	for _, o := range []client.Object{s3Credentials(fn.GetNamespace()), s3Credentials(xr.GetNamespace()), fn, xr} {
-		if err := kube.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, o := range []*unstructured.Unstructured{fn, xr} {
-		url := servingURL(ctx, t, kube, o)
-		t.Logf("%s %s/%s, from S3, was Ready %s after it was applied", o.GetKind(), o.GetNamespace(), o.GetName(), time.Since(start).Round(time.Second))
+	appliedAndReady(ctx, t, kube, "from S3", []client.Object{s3Credentials(fn.GetNamespace()), s3Credentials(xr.GetNamespace())}, []*unstructured.Unstructured{fn, xr}, func(o *unstructured.Unstructured, url string) {
 		replies(ctx, t, url, "the function built from S3 answers", `{"accepted":42,"from":"s3"}`)
 		brokerDelivers(ctx, t, kube, o, sink, "orders")
-	}
+	})
 	urls := map[string]string{}
 	for _, o := range []*unstructured.Unstructured{fn, xr} {
 		fired(ctx, t, pods, o)
@@ -123,6 +115,29 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 	agentsServe(ctx, t, kube, pods, image)
 	for _, o := range []*unstructured.Unstructured{fn, xr} {
 		deleted(ctx, t, kube, v1alpha1.LambdaFunctionKind, o, "shop")
+	}
+}
+
+// appliedAndReady creates what the workloads need, then the workloads, and
+// waits until each is Ready, logging how long after it was applied, with
+// what it is, then checks it with serves, given its URL.
+func appliedAndReady(ctx context.Context, t *testing.T, kube client.Client, what string, needs []client.Object, workloads []*unstructured.Unstructured, serves func(o *unstructured.Unstructured, url string)) {
+	t.Helper()
+	start := time.Now()
+	for _, o := range needs {
+		if err := kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range workloads {
+		if err := kube.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range workloads {
+		url := servingURL(ctx, t, kube, o)
+		t.Logf("%s %s/%s, %s, was Ready %s after it was applied", o.GetKind(), o.GetNamespace(), o.GetName(), what, time.Since(start).Round(time.Second))
+		serves(o, url)
 	}
 }
 

@@ -66,9 +66,8 @@ func TestSharedBroker(t *testing.T) {
 func TestLastUserWaitsForItsBroker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, c, ns := newScene(ctx, t, "held", keep)
-	fn := brokerUser(ctx, t, c, ns, "only", "held")
-	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+	c, fn := soleBrokerUser(ctx, t, "held", "only", "held")
+	ns := fn.Namespace
 
 	broker := &eventingv1.Broker{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "held"}, broker); err != nil {
@@ -96,9 +95,8 @@ func TestLastUserWaitsForItsBroker(t *testing.T) {
 func TestRetiredBrokerGoes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, c, ns := newScene(ctx, t, "retired", keep)
-	fn := brokerUser(ctx, t, c, ns, "mover", "before")
-	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+	c, fn := soleBrokerUser(ctx, t, "retired", "mover", "before")
+	ns := fn.Namespace
 	before := &eventingv1.Broker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "before"}}
 	holdDeletes(ctx, t, c, before)
 
@@ -120,9 +118,8 @@ func TestRetiredBrokerGoes(t *testing.T) {
 func TestDroppedBrokerGoes(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, c, ns := newScene(ctx, t, "dropped", keep)
-	fn := brokerUser(ctx, t, c, ns, "dropper", "dropped")
-	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+	c, fn := soleBrokerUser(ctx, t, "dropped", "dropper", "dropped")
+	ns := fn.Namespace
 	createdBrokers(ctx, t, c, fn, "dropped")
 
 	update(ctx, t, c, client.ObjectKeyFromObject(fn), func(f *v1alpha1.LambdaFunction) { f.Spec.ForProvider.Eventing = nil })
@@ -140,9 +137,8 @@ func TestDroppedBrokerGoes(t *testing.T) {
 func TestTriggerMovesToAnotherBroker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	_, c, ns := newScene(ctx, t, "moved", keep)
-	fn := brokerUser(ctx, t, c, ns, "mover", "before")
-	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+	c, fn := soleBrokerUser(ctx, t, "moved", "mover", "before")
+	ns := fn.Namespace
 	key := client.ObjectKey{Namespace: ns, Name: render.TriggerName(v1alpha1.LambdaFunctionKind, "mover", "all", "trigger/all")}
 	immutableBroker(ctx, t, c, key)
 
@@ -195,6 +191,17 @@ func createdBrokers(ctx context.Context, t *testing.T, c client.Client, fn *v1al
 		}
 		return ""
 	})
+}
+
+// soleBrokerUser starts a scene and creates in it a function that creates
+// the Broker it subscribes to, as brokerUser does, and returns once it is
+// Ready.
+func soleBrokerUser(ctx context.Context, t *testing.T, scene, name, broker string) (client.Client, *v1alpha1.LambdaFunction) {
+	t.Helper()
+	_, c, ns := newScene(ctx, t, scene, keep)
+	fn := brokerUser(ctx, t, c, ns, name, broker)
+	waitCondition(ctx, t, c, fn, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+	return c, fn
 }
 
 // brokerUser creates a function of a prebuilt image that creates the Broker
