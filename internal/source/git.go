@@ -57,6 +57,11 @@ func (r *GitResolver) Resolve(ctx context.Context, url, ref string, creds *Crede
 	if err != nil {
 		return "", err
 	}
+	if client != r.client {
+		// A transport of its own serves one resolve: nothing reuses its
+		// connection, which would otherwise idle open for a minute and a half.
+		defer client.CloseIdleConnections()
+	}
 	return bounded(ctx, client, r.limits, func(ctx context.Context, c *http.Client) (string, error) {
 		return resolveGit(ctx, githttp.NewClient(c), url, ref, creds)
 	})
