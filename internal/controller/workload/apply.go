@@ -75,7 +75,7 @@ func (d deployer) apply(ctx context.Context, p plan) error {
 			return errors.Wrapf(err, errFmtDelete, k)
 		}
 	}
-	return d.deleteShared(ctx, st.retiring...)
+	return d.deleteShared(ctx, d.brokersNamed(st.retiring, "")...)
 }
 
 // buildDone is true of a build's object nothing needs any more: its

@@ -13,17 +13,11 @@ import (
 // out created and must delete as its last user: the one its spec creates
 // and those its status says it created before and has yet to delete.
 func (d deployer) createdBrokers(b *v1alpha1.Broker, e *v1alpha1.EventingObservation) [][]kube.Object {
-	var brokers [][]kube.Object
-	spec := ""
-	if own := render.CreatedBroker(d.namespace, b); len(own) > 0 {
-		brokers, spec = append(brokers, own), own[len(own)-1].GetName()
+	own := render.CreatedBroker(d.namespace, b)
+	if len(own) == 0 {
+		return d.brokersNamed(e.GetCreatedBrokers(), "")
 	}
-	for _, name := range e.GetCreatedBrokers() {
-		if name != spec {
-			brokers = append(brokers, render.BrokerNamed(d.namespace, name))
-		}
-	}
-	return brokers
+	return append([][]kube.Object{own}, d.brokersNamed(e.GetCreatedBrokers(), own[len(own)-1].GetName())...)
 }
 
 // retire finds what is left of the Brokers the resource created that it no
@@ -33,20 +27,14 @@ func (d deployer) createdBrokers(b *v1alpha1.Broker, e *v1alpha1.EventingObserva
 // provider does not forget them. A Broker the spec still uses but no longer
 // creates is handed over, neither deleted nor named.
 func (d deployer) retire(ctx context.Context, st *liveState, created []string, uses string) error {
-	var stale [][]kube.Object
-	for _, name := range created {
-		if name != uses {
-			stale = append(stale, render.BrokerNamed(d.namespace, name))
-		}
-	}
-	left, err := d.sharedLeft(ctx, stale...)
+	left, err := d.sharedLeft(ctx, d.brokersNamed(created, uses)...)
 	if err != nil || len(left) == 0 {
 		return err
 	}
 	for _, o := range left {
 		st.differences = append(st.differences, render.Key(o)+": left over")
-		if !slices.ContainsFunc(st.retiring, func(b []kube.Object) bool { return b[len(b)-1].GetName() == o.GetName() }) {
-			st.retiring = append(st.retiring, render.BrokerNamed(d.namespace, o.GetName()))
+		if !slices.Contains(st.retiring, o.GetName()) {
+			st.retiring = append(st.retiring, o.GetName())
 		}
 	}
 	slices.Sort(st.differences)
@@ -54,11 +42,14 @@ func (d deployer) retire(ctx context.Context, st *liveState, created []string, u
 	return nil
 }
 
-// retiringNames are the names of the Brokers st retires.
-func retiringNames(st liveState) []string {
-	names := make([]string, len(st.retiring))
-	for i, b := range st.retiring {
-		names[i] = b[len(b)-1].GetName()
+// brokersNamed returns, as render.BrokerNamed does, the objects of each
+// Broker of the names but except.
+func (d deployer) brokersNamed(names []string, except string) [][]kube.Object {
+	var brokers [][]kube.Object
+	for _, name := range names {
+		if name != except {
+			brokers = append(brokers, render.BrokerNamed(d.namespace, name))
+		}
 	}
-	return names
+	return brokers
 }

@@ -55,11 +55,11 @@ func (c connection) deploy(ctx context.Context, mg resource.Managed, at *v1alpha
 // reports, in its status and conditions, how far Knative has got.
 func (c connection) deployed(mg resource.Managed, at *v1alpha1.WorkloadObservation, objs *render.Objects, st liveState) managed.ExternalObservation {
 	at.Image, at.Eventing = objs.Image, objs.EventingObservation()
-	if retiring := retiringNames(st); len(retiring) > 0 {
+	if len(st.retiring) > 0 {
 		if at.Eventing == nil {
 			at.Eventing = &v1alpha1.EventingObservation{}
 		}
-		at.Eventing.CreatedBrokers = append(at.Eventing.CreatedBrokers, retiring...)
+		at.Eventing.CreatedBrokers = append(at.Eventing.CreatedBrokers, st.retiring...)
 	}
 	var live *servingv1.Service
 	if l, ok := st.objects["Service/"+c.name]; ok {

@@ -149,9 +149,9 @@ type liveState struct {
 	// crashLoop says why the latest Revision's pod cannot start while
 	// Knative has yet to say whether it serves (observe.CrashLoop).
 	crashLoop string
-	// retiring are the objects of each Broker the resource created before,
-	// no longer uses and has yet to delete as its last user.
-	retiring [][]kube.Object
+	// retiring names the Brokers the resource created before, no longer
+	// uses and has yet to delete as its last user.
+	retiring []string
 }
 
 // observe reads the resource's objects, found by its labels, and compares the
