@@ -62,6 +62,7 @@ var runtimes = map[string]runtime{
 // folder, which dangled: the wrapper could not be found and the container
 // exited.
 func TestInlineServes(t *testing.T) {
+	t.Parallel()
 	for name, rt := range runtimes {
 		t.Run(name, func(t *testing.T) {
 			// Most of each is waiting: on Kaniko, Knative, and the

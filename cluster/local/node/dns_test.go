@@ -12,6 +12,7 @@ import (
 // CoreDNS answers from the API server, and kube-proxy's rules take the
 // query from the kube-dns Service's address to CoreDNS's pod.
 func TestClusterDNS(t *testing.T) {
+	t.Parallel()
 	sharedCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -47,6 +47,7 @@ type agentOf struct {
 // second team's Broker gets the event twice after the first hop and four
 // times after the third, and then nothing.
 func TestForwardCycleEnds(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	c, kube := sharedCluster(t), targetClient(t)

@@ -9,16 +9,24 @@ import (
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 func TestMain(m *testing.M) {
 	// The tests' clients log nothing worth reading; controller-runtime
 	// would otherwise warn, with a stack, that no logger was set.
 	log.SetLogger(logr.Discard())
+	testkit.Parallel(parallelTests)
 	code := m.Run()
 	stopShared()
 	os.Exit(code)
 }
+
+// parallelTests is how many of this package's tests run at once unless
+// -parallel says otherwise: every real runtime's build, and the played
+// builds, rollouts and Triggers.
+const parallelTests = 8
 
 // shared is the cluster the tests that only use one share: one start
 // instead of one each.

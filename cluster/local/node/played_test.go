@@ -57,6 +57,7 @@ func endingOf(job *batchv1.Job, pods []corev1.Pod) ending {
 // message, and observe reads both alike. The tests that play builds on the
 // API server alone stand on this.
 func TestPlayedBuildEndsAsReal(t *testing.T) {
+	t.Parallel()
 	cases := map[string]struct {
 		reason string
 		base   func(ref string) string
@@ -72,6 +73,7 @@ func TestPlayedBuildEndsAsReal(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			c, kube := sharedCluster(t), targetClient(t)

@@ -65,6 +65,7 @@ func conditions(in duckv1.Conditions) []apis.Condition {
 // and message, and observe reads both alike. The provider's and the function's tests that play rollouts on
 // the API server alone stand on this.
 func TestPlayedRolloutAsReal(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	c, kube := sharedCluster(t), targetClient(t)

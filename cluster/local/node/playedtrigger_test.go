@@ -26,6 +26,7 @@ import (
 // API server alone stand on this. A Trigger of a Broker that does not exist
 // is reported on by no one (TestTriggerOfNoBroker).
 func TestPlayedTriggerAsReal(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	kube := targetClient(t)
@@ -92,6 +93,7 @@ func TestPlayedTriggerAsReal(t *testing.T) {
 // reading the Broker, never by waiting for its Triggers
 // (playact.BrokerDoesNotExist is not what the real one writes).
 func TestTriggerOfNoBroker(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	kube := targetClient(t)
