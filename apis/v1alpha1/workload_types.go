@@ -55,6 +55,15 @@ type Scaling struct {
 	// +optional
 	ScaleToZeroGracePeriod *GoDuration `json:"scaleToZeroGracePeriod,omitempty"`
 
+	// Window is Knative's stable autoscaling window for the concurrency and
+	// rps metrics: the time over which the autoscaler averages the load, so
+	// also how long a workload is idle before it may scale to zero. 6s to 1h
+	// in whole seconds; Knative's default, 60s, when unset.
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+[hms])+$')",message="must be whole seconds, minutes or hours, such as 90s or 1m30s, as Knative requires"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+[hms])+$') || (duration(self) >= duration('6s') && duration(self) <= duration('1h'))",message="must be from 6s to 1h, Knative's bounds"
+	// +optional
+	Window *GoDuration `json:"window,omitempty"`
+
 	// Metric is what the autoscaler scales on.
 	// +kubebuilder:default=concurrency
 	// +optional

@@ -22,6 +22,7 @@ const (
 	annotationMetric         = "autoscaling.knative.dev/metric"
 	annotationClass          = "autoscaling.knative.dev/class"
 	annotationScaleRetention = "autoscaling.knative.dev/scale-to-zero-pod-retention-period"
+	annotationWindow         = "autoscaling.knative.dev/window"
 
 	classKPA = "kpa.autoscaling.knative.dev"
 	classHPA = "hpa.autoscaling.knative.dev"
@@ -155,6 +156,9 @@ func autoscaling(s *v1alpha1.Scaling) map[string]string {
 	}
 	if s.ScaleToZeroGracePeriod != nil {
 		a[annotationScaleRetention] = string(*s.ScaleToZeroGracePeriod)
+	}
+	if s.Window != nil {
+		a[annotationWindow] = string(*s.Window)
 	}
 	if s.Metric != "" {
 		a[annotationMetric] = string(s.Metric)
