@@ -34,8 +34,9 @@ var (
 // builds and Knative serves; the curl it prints must answer with the
 // handler's reply. Then the function goes through what a team does next,
 // through the provider (lifecycle.run) and as a platform XR
-// (xrLifecycle.run), and a Node.js function with a schedule is built
-// from S3 both ways (fromS3). Ctrl-C then leaves nothing behind. It logs the times
+// (xrLifecycle.run), a Node.js function with a schedule is built from S3
+// both ways (fromS3) and a Go function from git (fromGit), all at once.
+// Ctrl-C then leaves nothing behind. It logs the times
 // users judge it by: apply to Ready, and to the first reply.
 func TestRunServesFirstFunction(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -99,10 +100,22 @@ func TestRunServesFirstFunction(t *testing.T) {
 	}
 	t.Logf("the first reply came %s after run applied the function", time.Since(applied).Round(time.Second))
 	invokes(ctx, t, kubeconfig)
-	newLifecycle(t, kubeconfig, fnURL).run(ctx, t)
-	newXRLifecycle(t, kubeconfig).run(ctx, t)
-	fromS3(ctx, t, kubeconfig)
-	fromGit(ctx, t, kubeconfig)
+	// What teams do next, at once, as teams do: each stage has its own
+	// workloads and Brokers, and most of each is waiting on Kaniko and
+	// Knative. The group ends when every stage has.
+	t.Run("Teams", func(t *testing.T) {
+		for name, stage := range map[string]func(context.Context, *testing.T){
+			"Lifecycle":   newLifecycle(t, kubeconfig, fnURL).run,
+			"XRLifecycle": newXRLifecycle(t, kubeconfig).run,
+			"FromS3":      func(ctx context.Context, t *testing.T) { fromS3(ctx, t, kubeconfig) },
+			"FromGit":     func(ctx context.Context, t *testing.T) { fromGit(ctx, t, kubeconfig) },
+		} {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				stage(ctx, t)
+			})
+		}
+	})
 
 	_ = cmd.Process.Signal(syscall.SIGINT)
 	select {

@@ -79,6 +79,8 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 			SecretRef: &v1alpha1.LocalObjectReference{Name: "s3-credentials"},
 		}},
 		Runtime: &v1alpha1.Runtime{Language: ptr.To(v1alpha1.LanguageNodeJS), Version: ptr.To("20"), Handler: ptr.To("index.handler")},
+		// Knative's shortest stable window: idle to zero within a minute.
+		Scaling: &v1alpha1.Scaling{Window: ptr.To(v1alpha1.GoDuration("6s"))},
 		Eventing: &v1alpha1.FunctionEventing{
 			Broker:   &v1alpha1.Broker{Name: "orders", Create: true},
 			Triggers: []v1alpha1.Trigger{{Name: "orders", Filters: v1alpha1.Filters{"type": orderCreated}}},
@@ -219,8 +221,8 @@ func servicePods(ctx context.Context, pods typedcorev1.CoreV1Interface, o *unstr
 }
 
 // scalesToZeroAndBack waits until Knative has removed every pod of the
-// idle function, after its stable window of 60 s and its grace period of
-// 30 s (Knative's defaults), then calls it: the activator holds the request
+// idle function, after its stable window (scaling.window) and the
+// cluster's grace period of 30 s, then calls it: the activator holds the request
 // until a new pod is ready, and the reply is the handler's. It logs the cold
 // start, the time from the request to its reply.
 func scalesToZeroAndBack(ctx context.Context, t *testing.T, pods typedcorev1.CoreV1Interface, o *unstructured.Unstructured, url string) {

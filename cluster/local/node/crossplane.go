@@ -40,6 +40,10 @@ const (
 // after the rollout started its build within a second.
 const circuitBreakerBurst = "1000"
 
+// crossplaneCPU is what the chart's core and RBAC manager each request,
+// which the node lightens as it does Knative's.
+const crossplaneCPU = "100m"
+
 // crossplaneChart is Crossplane's Helm chart, from the release the image is
 // built from.
 var crossplaneChart = local.CRDSource{Module: local.CrossplaneCRDs.Module, Version: local.CrossplaneVersion, Dir: "cluster/charts/crossplane"}
@@ -51,8 +55,8 @@ const (
 )
 
 // InstallCrossplane installs Crossplane core and its RBAC manager as
-// Crossplane's Helm chart does, with the chart's defaults but the image and
-// the circuit breaker's burst:
+// Crossplane's Helm chart does, with the chart's defaults but the image,
+// the circuit breaker's burst and lighter CPU requests:
 // the chart is rendered by Helm's own template engine, so the cluster runs
 // the Deployments, service accounts and RBAC users run. It waits until both
 // are available; core's init container has then installed Crossplane's
@@ -72,7 +76,8 @@ func (c *Cluster) InstallCrossplane(ctx context.Context, bin string) error {
 	var stderr bytes.Buffer
 	render := exec.CommandContext(ctx, filepath.Join(bin, binChart), "--chart="+chart, "--namespace="+CrossplaneNamespace,
 		"--set=image.repository="+crossplaneRepo, "--set=image.tag="+local.CrossplaneVersion,
-		"--set=args={--circuit-breaker-burst="+circuitBreakerBurst+"}")
+		"--set=args={--circuit-breaker-burst="+circuitBreakerBurst+"}",
+		"--set=resourcesCrossplane.requests.cpu="+lighter(crossplaneCPU), "--set=resourcesRBACManager.requests.cpu="+lighter(crossplaneCPU))
 	render.Stderr = &stderr
 	out, err := render.Output()
 	if err != nil {

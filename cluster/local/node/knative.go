@@ -144,7 +144,7 @@ func (c *Cluster) installKnative(ctx context.Context, bin string) error {
 }
 
 // knativeObjects reads Knative's manifests and kingress's, with the node's
-// images and configuration, and separates the CRDs.
+// images, configuration and CPU requests, and separates the CRDs.
 func knativeObjects(ctx context.Context) ([]*extv1.CustomResourceDefinition, []*unstructured.Unstructured, error) {
 	root, err := local.ModuleRoot(ctx, ".")
 	if err != nil {
@@ -175,7 +175,7 @@ func knativeObjects(ctx context.Context) ([]*extv1.CustomResourceDefinition, []*
 	if err != nil {
 		return nil, nil, err
 	}
-	all = configure(append(all, ing...))
+	all = lighten(configure(append(all, ing...)))
 	return local.SplitCRDs(append(all, placeholders(all)...))
 }
 
