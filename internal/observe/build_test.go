@@ -86,7 +86,7 @@ func TestBuild(t *testing.T) {
 			reason: "A fetch that never started says why it waits, in the kubelet's words.",
 			job:    job(batchv1.JobFailed, "DeadlineExceeded"),
 			pods:   ended(playact.FetchImagePullBackOff("rpc error: code = NotFound")),
-			want:   BuildOutcome{Failed: true, Message: `fetching the source did not start (init container fetch waits): ImagePullBackOff: Back-off pulling image "alpine/git:2.47.2": rpc error: code = NotFound`, Cause: CauseFetchImage},
+			want:   BuildOutcome{Failed: true, Message: `fetching the source did not start (init container fetch waits): ImagePullBackOff: Back-off pulling image "alpine/git:2.47.2": ErrImagePull: rpc error: code = NotFound`, Cause: CauseFetchImage},
 		},
 		"FailedAfterFetch": {
 			reason: "A build that fails after its source was fetched says what Kaniko said.",

@@ -91,9 +91,9 @@ func TestService(t *testing.T) {
 			rollout: withRevision(nil, pull),
 			want: observe.ServiceState{
 				URL: url, LatestReadyRevision: "hello-00001", LatestCreatedRevision: "hello-00002", Serving: true, Failed: true, Traffic: allTo("hello-00001"),
-				Message: `Revision hello-00002: ImagePullBackOff: Back-off pulling image "ghcr.io/acme/hello:v3": failed to pull and unpack image "ghcr.io/acme/hello:v3": not found`,
+				Message: `Revision hello-00002: ImagePullBackOff: Back-off pulling image "ghcr.io/acme/hello:v3": ErrImagePull: failed to pull and unpack image "ghcr.io/acme/hello:v3": not found`,
 			},
-			failure: `Revision hello-00002: ImagePullBackOff: Back-off pulling image "ghcr.io/acme/hello:v3": failed to pull and unpack image "ghcr.io/acme/hello:v3": not found; Revision hello-00001 still serves`,
+			failure: `Revision hello-00002: ImagePullBackOff: Back-off pulling image "ghcr.io/acme/hello:v3": ErrImagePull: failed to pull and unpack image "ghcr.io/acme/hello:v3": not found; Revision hello-00001 still serves`,
 		},
 		"ContainerMissing": {
 			reason:  "A tag Knative cannot resolve fails the Revision.",

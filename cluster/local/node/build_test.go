@@ -77,27 +77,14 @@ func inlineServes(t *testing.T, rt runtime) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	c, kube := sharedCluster(t), targetClient(t)
-	baseRef := publishBase(ctx, t, c, rt)
 	sink := RecordingSink(t)
-	objs := renderInline(ctx, t, kube, rt, baseRef, sink)
-	start := time.Now()
-	job, pods := runBuild(ctx, t, kube, objs)
-	outcome := observe.Build(job, pods)
-	if !outcome.Done {
-		t.Fatalf("the build failed (%s): %s", outcome.Cause, outcome.Message)
-	}
-	t.Logf("Kaniko built and pushed %s in %s", outcome.Digest, time.Since(start).Round(time.Second))
-
-	built, err := objs.Built(outcome.Digest)
-	if err != nil {
-		t.Fatal(err)
-	}
+	built := builtInline(ctx, t, c, kube, rt, sink)
 	svc := built.Service
 	idleQuickly(svc)
 	if err := kube.Create(ctx, svc); err != nil {
 		t.Fatal(err)
 	}
-	start = time.Now()
+	start := time.Now()
 	url := serviceReady(ctx, t, c, kube, svc)
 	t.Logf("Knative made %s Ready in %s", url, time.Since(start).Round(time.Second))
 
@@ -239,9 +226,28 @@ func renderInline(ctx context.Context, t *testing.T, kube client.Client, rt runt
 	return objs
 }
 
-// buildTimeout bounds a build: Go's compiles the standard library into an
-// empty build cache, which took more than two minutes on two cores beside
-// the other runtimes' builds.
+// builtInline builds the runtime's inline function (renderInline) with
+// real Kaniko, logging how long it took, and returns its objects as built.
+func builtInline(ctx context.Context, t *testing.T, c *Cluster, kube client.Client, rt runtime, deadLetter *Sink) *render.Objects {
+	t.Helper()
+	objs := renderInline(ctx, t, kube, rt, publishBase(ctx, t, c, rt), deadLetter)
+	start := time.Now()
+	job, pods := runBuild(ctx, t, kube, objs)
+	outcome := observe.Build(job, pods)
+	if !outcome.Done {
+		t.Fatalf("the build failed (%s): %s", outcome.Cause, outcome.Message)
+	}
+	t.Logf("Kaniko built and pushed %s in %s", outcome.Digest, time.Since(start).Round(time.Second))
+	built, err := objs.Built(outcome.Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return built
+}
+
+// buildTimeout bounds a build: the package's builds run at once, on two
+// cores, and Go's compiled the standard library into an empty build cache
+// for more than two minutes before its base image carried it compiled.
 const buildTimeout = 8 * time.Minute
 
 // runBuild creates the build's objects and waits until its Job has

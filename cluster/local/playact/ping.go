@@ -18,10 +18,11 @@ import (
 
 // SettlePingSource computes, without writing it, the status Knative's
 // pingsource reconciler gives a PingSource whose sink is a Knative Service:
-// the sink resolved to the address the Service reports, or SinkProvided
-// False with reason NotFound and no message while it reports none (the
-// reconciler's MarkNoSink); the shared adapter Deployment available; OIDC
-// off, as Knative's default feature flags have it.
+// the sink resolved to the address the Service reports, the shared adapter
+// Deployment available and the event type announced, or SinkProvided False
+// with reason NotFound and no message while it reports none (the
+// reconciler's MarkNoSink), and nothing more; OIDC off, as Knative's
+// default feature flags have it.
 func SettlePingSource(ps *sourcesv1.PingSource, sink *servingv1.Service) {
 	knativetest.In(ps, func(ps *knsourcesv1.PingSource) { settlePingSource(ps, sink) })
 }
@@ -33,16 +34,18 @@ func settlePingSource(ps *knsourcesv1.PingSource, sink *servingv1.Service) {
 	*st = knsourcesv1.PingSourceStatus{}
 	st.InitializeConditions()
 	st.MarkOIDCIdentityCreatedSucceededWithReason(fmt.Sprintf("%s feature disabled", feature.OIDCAuthentication), "")
+	st.ObservedGeneration = ps.Generation
 	if sink == nil || sink.Status.Address == nil || sink.Status.Address.URL == nil {
+		// The reconciler returns here: the adapter's availability stays
+		// unknown and no event type is announced (TestPlayedPingAsReal).
 		st.MarkNoSink("NotFound", "")
-	} else {
-		st.MarkSink(&duckv1.Addressable{URL: sink.Status.Address.URL})
+		return
 	}
+	st.MarkSink(&duckv1.Addressable{URL: sink.Status.Address.URL})
 	st.PropagateDeploymentAvailability(&appsv1.Deployment{Status: appsv1.DeploymentStatus{
 		Conditions: []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}},
 	}})
 	st.CloudEventAttributes = []duckv1.CloudEventAttributes{{Type: knsourcesv1.PingSourceEventType, Source: knsourcesv1.PingSourceSource(ps.Namespace, ps.Name)}}
-	st.ObservedGeneration = ps.Generation
 }
 
 // SettlePingSourceIn settles a PingSource against the Service its sink

@@ -108,7 +108,7 @@ func FetchImagePullBackOff(pullError string) BuildEnd {
 		return corev1.PodStatus{
 			Phase: corev1.PodPending,
 			InitContainerStatuses: initStatuses(job, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
-				Reason: "ImagePullBackOff", Message: fmt.Sprintf("Back-off pulling image %q: %s", image, pullError),
+				Reason: "ImagePullBackOff", Message: pullBackOff(image, pullError),
 			}}),
 			ContainerStatuses: kanikoInitializing(job),
 		}

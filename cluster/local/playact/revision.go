@@ -44,10 +44,14 @@ type RevisionFault func(revision string, rs *knservingv1.RevisionStatus)
 func CrashLoop(exitCode int32, message string) RevisionFault {
 	return func(revision string, rs *knservingv1.RevisionStatus) {
 		rs.MarkResourcesAvailableFalse(knservingv1.ReasonProgressDeadlineExceeded, fmt.Sprintf("ReplicaSet %q has timed out progressing.", replicaSet(revision)))
-		rs.MarkActiveUnknown("Queued", "Requests to the target are being buffered as resources are provisioned.")
+		rs.MarkActiveUnknown("Queued", msgQueued)
 		rs.MarkContainerHealthyFalse(knservingv1.ExitCodeReason(exitCode), knservingv1.RevisionContainerExitingMessage(message))
 	}
 }
+
+// msgQueued is the autoscaler's word for a Revision with no ready pod
+// (kpa.go).
+const msgQueued = "Requests to the target are being buffered as resources are provisioned."
 
 // replicaSet is the name of the ReplicaSet of a Revision's Deployment as
 // played: a real one ends in a hash of its pod template.
@@ -99,13 +103,23 @@ func CrashLooping(ctx context.Context, t T, c client.Client, svc *servingv1.Serv
 }
 
 // ImagePullBackOff is an image the kubelet cannot pull, reported once the
-// Deployment's progress deadline passes with the container still waiting.
-// The message is the kubelet's (pkg/kubelet/images, image_manager.go) with
-// the pull error it wraps.
+// Deployment's progress deadline passes with the container still waiting
+// (pullBackOff), while the autoscaler buffers requests and the container's
+// health is still being deployed, as the real node reports it
+// (TestPlayedRolloutAsReal).
 func ImagePullBackOff(image, pullError string) RevisionFault {
 	return func(_ string, rs *knservingv1.RevisionStatus) {
-		rs.MarkResourcesAvailableFalse("ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q: %s", image, pullError))
+		rs.MarkActiveUnknown("Queued", msgQueued)
+		rs.MarkContainerHealthyUnknown(knservingv1.ReasonDeploying, "")
+		rs.MarkResourcesAvailableFalse("ImagePullBackOff", pullBackOff(image, pullError))
 	}
+}
+
+// pullBackOff is the kubelet's message of a container waiting in
+// ImagePullBackOff: the back-off, then the last pull's reason and error
+// (pkg/kubelet/images, image_manager.go).
+func pullBackOff(image, pullError string) string {
+	return fmt.Sprintf("Back-off pulling image %q: ErrImagePull: %s", image, pullError)
 }
 
 // ContainerMissing is an image tag Knative cannot resolve to a digest; the
