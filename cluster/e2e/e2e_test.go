@@ -36,6 +36,7 @@ import (
 //   - deleting them removes everything, down to the Service the provider
 //     made for the LambdaFunction.
 func TestCrossplane(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	p := startPlatform(ctx, t)

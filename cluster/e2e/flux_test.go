@@ -61,6 +61,7 @@ var repoFiles = []string{
 //   - a commit that fixes the build makes it Ready again;
 //   - a commit that deletes a claim prunes the claim and all it composed.
 func TestFlux(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	p := startPlatform(ctx, t, local.FluxCRDs...)

@@ -12,14 +12,16 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
-// parallelStages is how many stages of the real cluster's test run at
-// once: every one of TestRunServesFirstFunction's.
-const parallelStages = 4
+// parallelTests is how many of the package's tests run at once: all
+// three, each on a control plane or cluster of its own, and the four
+// stages of TestRunServesFirstFunction, which waits on the real cluster
+// far longer than the other two take.
+const parallelTests = 8
 
 func TestMain(m *testing.M) {
 	// The tests' clients log nothing worth reading; controller-runtime
 	// would otherwise warn, with a stack, that no logger was set.
 	log.SetLogger(logr.Discard())
-	testkit.Parallel(parallelStages)
+	testkit.Parallel(parallelTests)
 	os.Exit(m.Run())
 }

@@ -39,6 +39,7 @@ var (
 // Ctrl-C then leaves nothing behind. It logs the times
 // users judge it by: apply to Ready, and to the first reply.
 func TestRunServesFirstFunction(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	bin := filepath.Join(t.TempDir(), "run")
