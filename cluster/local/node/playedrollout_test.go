@@ -148,7 +148,9 @@ func TestPlayedRolloutAsReal(t *testing.T) {
 }
 
 // reported waits until Knative has said whether the Service's first
-// Revision serves, and returns the Revision as Knative reported it.
+// Revision serves, through its Configuration and its Route, and returns the
+// Revision as Knative reported it. The Route says so last: on a busy node
+// the Service was seen failed with its Route still Unknown.
 func reported(ctx context.Context, t *testing.T, kube client.Client, svc *servingv1.Service) *servingv1.Revision {
 	t.Helper()
 	rev := &servingv1.Revision{}
@@ -156,8 +158,8 @@ func reported(ctx context.Context, t *testing.T, kube client.Client, svc *servin
 		if err := kube.Get(ctx, client.ObjectKeyFromObject(svc), svc); err != nil {
 			return false, err
 		}
-		ready := svc.Status.GetCondition(apis.ConditionReady)
-		if svc.Status.ObservedGeneration != svc.Generation || ready == nil || ready.IsUnknown() || svc.Status.LatestCreatedRevisionName == "" {
+		ready, routes := svc.Status.GetCondition(apis.ConditionReady), svc.Status.GetCondition(servingv1.ServiceConditionRoutesReady)
+		if svc.Status.ObservedGeneration != svc.Generation || ready == nil || ready.IsUnknown() || routes == nil || routes.IsUnknown() || svc.Status.LatestCreatedRevisionName == "" {
 			return false, nil
 		}
 		return true, kube.Get(ctx, client.ObjectKey{Namespace: svc.Namespace, Name: svc.Status.LatestCreatedRevisionName}, rev)
