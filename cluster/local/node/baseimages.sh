@@ -41,8 +41,9 @@ stdcache() {
   [[ -e "$root/$name.std.done" ]] && return
   echo "go build std in $name (about a minute)"
   chroot "$root/$name" /usr/bin/env -i HOME=/root GOROOT="$goroot" PATH="$goroot/bin:/usr/bin:/bin" \
-    CGO_ENABLED=0 GOTOOLCHAIN=local GOPROXY=off go build -trimpath std 2>/dev/null
-  # The go command's telemetry counters, not wanted in an image.
+    CGO_ENABLED=0 GOTOOLCHAIN=local GOPROXY=off go build -trimpath std 2> >(grep -v 'telemetry sidecar' >&2)
+  # The go command's telemetry counters, not wanted in an image; without
+  # /proc it cannot start their sidecar, and says so.
   rm -rf "$root/$name/root/.config" "$root/$name.tar"
   touch "$root/$name.std.done"
 }
