@@ -264,16 +264,15 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 	}), nil
 }
 
-// crashLoop reads the pods of the Service's latest Revision while Knative
-// has yet to say whether it serves, as the provider does, and says whether
-// the container that runs the workload's code keeps exiting
-// (observe.CrashLoop). Until
-// Crossplane supplies them, the pass goes on without.
+// crashLoop reads the pods of the Service's latest Revision while it does
+// not serve (observe.Unready), as the provider does, and says whether the
+// container that runs the workload's code keeps exiting (observe.CrashLoop).
+// Until Crossplane supplies them, the pass goes on without.
 func (p *pass) crashLoop(live *servingv1.Service) (string, error) {
 	if live == nil {
 		return "", nil
 	}
-	revision := observe.Awaited(live)
+	revision := observe.Unready(live)
 	if revision == "" {
 		return "", nil
 	}

@@ -110,6 +110,10 @@ func TestRunFunction(t *testing.T) {
 		crashedAgain = `RevisionFailed: Revision "hello-00002" failed with message: Container failed with: boom.; Revision hello-00001 still serves`
 		crashLooping = `Revision hello-00002: container function keeps exiting: code 1, restarted 2 times: RuntimeError: refusing to start; Revision hello-00001 still serves`
 	)
+	// podsOf is the requirement of a Revision's pods.
+	podsOf := func(revision string) map[string]*fnv1.ResourceSelector {
+		return map[string]*fnv1.ResourceSelector{requireRevisionPods: {ApiVersion: "v1", Kind: "Pod", Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"serving.knative.dev/revision": revision}}}}}
+	}
 	builtXR := lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+job+`","digest":"`+testDigest+`"}}`)
 	// deployed are a built function's observed Broker, Service and Trigger.
 	deployed := func(svc, trigger *structpb.Struct) map[string]*fnv1.Resource {
@@ -277,15 +281,17 @@ func TestRunFunction(t *testing.T) {
 			},
 		},
 		"RevisionFailed": {
-			reason:   "A first Revision that crash-loops stalls the XR with Knative's message; its status names the Revision.",
+			reason: "A first Revision that crash-loops stalls the XR with Knative's message; its status names the Revision. " +
+				"Its pods are required: what they do now may be news to Knative.",
 			xr:       builtXR,
 			observed: deployed(serviceRolledOut(t, built.Service, crash), readyStruct(t, built.Triggers[0])),
 			want: want{
-				composed:   deployedComposed(false, true),
-				status:     deployedStatus("Failed", `"url":"http://hello.apps.example.com","failedRevision":"hello-00001"`),
-				ready:      fnv1.Ready_READY_FALSE,
-				conditions: stalledConditions("RevisionFailed", crashed),
-				results:    []*fnv1.Result{warning("RevisionFailed", crashed)},
+				composed:     deployedComposed(false, true),
+				status:       deployedStatus("Failed", `"url":"http://hello.apps.example.com","failedRevision":"hello-00001"`),
+				ready:        fnv1.Ready_READY_FALSE,
+				requirements: podsOf("hello-00001"),
+				conditions:   stalledConditions("RevisionFailed", crashed),
+				results:      []*fnv1.Result{warning("RevisionFailed", crashed)},
 			},
 		},
 		"NewRevisionFailsWhileOldServes": {
@@ -293,11 +299,12 @@ func TestRunFunction(t *testing.T) {
 			xr:       builtXR,
 			observed: deployed(serviceRolledOut(t, built.Service, nil, crash), readyStruct(t, built.Triggers[0])),
 			want: want{
-				composed:   deployedComposed(false, true),
-				status:     deployedStatus("Ready", serving+`,"failedRevision":"hello-00002"`),
-				ready:      fnv1.Ready_READY_TRUE,
-				conditions: stalledConditions("RevisionFailed", crashedAgain),
-				results:    []*fnv1.Result{warning("RevisionFailed", crashedAgain)},
+				composed:     deployedComposed(false, true),
+				status:       deployedStatus("Ready", serving+`,"failedRevision":"hello-00002"`),
+				ready:        fnv1.Ready_READY_TRUE,
+				requirements: podsOf("hello-00002"),
+				conditions:   stalledConditions("RevisionFailed", crashedAgain),
+				results:      []*fnv1.Result{warning("RevisionFailed", crashedAgain)},
 			},
 		},
 		"NewRevisionCrashLoops": {
@@ -309,7 +316,22 @@ func TestRunFunction(t *testing.T) {
 				composed:     deployedComposed(false, true),
 				status:       deployedStatus("Ready", serving+`,"failedRevision":"hello-00002"`),
 				ready:        fnv1.Ready_READY_TRUE,
-				requirements: map[string]*fnv1.ResourceSelector{requireRevisionPods: {ApiVersion: "v1", Kind: "Pod", Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"serving.knative.dev/revision": "hello-00002"}}}}},
+				requirements: podsOf("hello-00002"),
+				conditions:   stalledConditions("RevisionFailed", crashLooping),
+				results:      []*fnv1.Result{warning("RevisionFailed", crashLooping)},
+			},
+		},
+		"NewRevisionUnschedulableCrashLoops": {
+			reason: "A new Revision Knative failed Unschedulable, whose pod was scheduled since and keeps exiting, fails in the kubelet's words: " +
+				"Knative does not look again.",
+			xr:       builtXR,
+			observed: deployed(serviceRolledOut(t, built.Service, nil, playact.Unschedulable("0/1 nodes are available: 1 Insufficient example.com/room. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")), readyStruct(t, built.Triggers[0])),
+			required: map[string]*fnv1.Resources{requireRevisionPods: {Items: []*fnv1.Resource{{Resource: toStruct(t, playact.CrashLoopingPod(built.Service, "hello-00002", 1, "RuntimeError: refusing to start"))}}}},
+			want: want{
+				composed:     deployedComposed(false, true),
+				status:       deployedStatus("Ready", serving+`,"failedRevision":"hello-00002"`),
+				ready:        fnv1.Ready_READY_TRUE,
+				requirements: podsOf("hello-00002"),
 				conditions:   stalledConditions("RevisionFailed", crashLooping),
 				results:      []*fnv1.Result{warning("RevisionFailed", crashLooping)},
 			},
@@ -324,7 +346,7 @@ func TestRunFunction(t *testing.T) {
 				composed:     deployedComposed(false, true),
 				status:       deployedStatus("Deploying", serving),
 				ready:        fnv1.Ready_READY_FALSE,
-				requirements: map[string]*fnv1.ResourceSelector{requireRevisionPods: {ApiVersion: "v1", Kind: "Pod", Namespace: ptr.To(testNS), Match: &fnv1.ResourceSelector_MatchLabels{MatchLabels: &fnv1.MatchLabels{Labels: map[string]string{"serving.knative.dev/revision": "hello-00002"}}}}},
+				requirements: podsOf("hello-00002"),
 				conditions:   progressingConditions("Deploying", "waiting for the Knative Service to be Ready: "),
 			},
 		},

@@ -159,47 +159,84 @@ func (w revisionWant) differs(mg *v1alpha1.LambdaFunction) string {
 }
 
 // TestCrashLoopPolled plays a first Revision whose container keeps exiting
-// while Knative has yet to say so (it waits for its progress deadline), so
-// no object the provider follows changes: the provider, which polls hourly
-// but polls a deploying resource at its busy poll, must still read the
-// kubelet's words in the Revision's pod.
+// while no object the provider follows changes, and checks that the
+// provider reads the kubelet's words in the Revision's pod at its poll:
+// while Knative has yet to say (it waits for its progress deadline), at its
+// busy poll, and after Knative failed the Revision Unschedulable, which it
+// does not revisit once the pod is scheduled (TestUnschedulableGoesStale).
 func TestCrashLoopPolled(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	p := startProvider(t, providerOptions{poll: time.Hour, change: func(d *dependencies) { d.BusyPoll = testPoll }})
-	c := p.kube
-	ns := testkit.Namespace(ctx, t, c, "crashpoll-", "")
-	newProviderConfig(ctx, t, c, ns)
-	fn := newImageFunction(ns, "crashy")
-	fn.Spec.ForProvider.Eventing = nil
-	if err := c.Create(ctx, fn); err != nil {
-		t.Fatal(err)
+	const unschedulable = "0/1 nodes are available: 1 Insufficient example.com/room. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+	cases := map[string]struct {
+		reason  string
+		options providerOptions
+		fault   playact.RevisionFault
+		// before says how the function differs from what it says of
+		// Knative's word, served at url, before the pod crash-loops.
+		before func(url string, mg *v1alpha1.LambdaFunction) string
+	}{
+		"KnativeYetToSay": {
+			reason:  "A deploying resource is polled at the busy poll, which reads the crash loop though the provider polls hourly.",
+			options: providerOptions{poll: time.Hour, change: func(d *dependencies) { d.BusyPoll = testPoll }},
+			fault:   playact.Deploying(),
+			before: func(url string, mg *v1alpha1.LambdaFunction) string {
+				if at := mg.Status.AtProvider; at.URL != url || at.Phase != v1alpha1.PhaseDeploying {
+					return fmt.Sprintf("phase %s at %q", at.Phase, at.URL)
+				}
+				return ""
+			},
+		},
+		"KnativeSaidUnschedulable": {
+			reason:  "A Revision Knative failed Unschedulable fails for its crash loop once its pod is scheduled and keeps exiting.",
+			options: providerOptions{poll: testPoll},
+			fault:   playact.Unschedulable(unschedulable),
+			before: func(_ string, mg *v1alpha1.LambdaFunction) string {
+				return revisionWant{
+					phase:          v1alpha1.PhaseFailed,
+					ready:          xpv2.Condition{Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonRevisionFailed},
+					latest:         xpv2.Condition{Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonRevisionFailed},
+					failedRevision: "crashy-00001",
+					says:           []string{"Unschedulable", unschedulable},
+				}.differs(mg)
+			},
+		},
 	}
-	key := client.ObjectKeyFromObject(fn)
-	svc := serviceWhen(ctx, t, c, key, "is created", func(*servingv1.Service) bool { return true })
-	url := playact.RollOut(ctx, t, c, svc, playact.Deploying())
-	mg := &v1alpha1.LambdaFunction{}
-	wait.Until(ctx, t, "the function sees its Revision deploying", func() string {
-		if err := c.Get(ctx, key, mg); err != nil {
-			return err.Error()
-		}
-		if at := mg.Status.AtProvider; at.URL != url || at.Phase != v1alpha1.PhaseDeploying {
-			return fmt.Sprintf("phase %s at %q", at.Phase, at.URL)
-		}
-		return ""
-	})
-	playact.CrashLooping(ctx, t, c, svc, svc.Status.LatestCreatedRevisionName, 1, "RuntimeError: refusing to start")
-	want := revisionWant{
-		phase:          v1alpha1.PhaseFailed,
-		ready:          xpv2.Condition{Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonRevisionFailed},
-		latest:         xpv2.Condition{Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonRevisionFailed},
-		failedRevision: svc.Status.LatestCreatedRevisionName,
-		says:           []string{"container function keeps exiting: code 1", "RuntimeError: refusing to start"},
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			p := startProvider(t, tc.options)
+			c := p.kube
+			ns := testkit.Namespace(ctx, t, c, "crashpoll-", "")
+			newProviderConfig(ctx, t, c, ns)
+			fn := newImageFunction(ns, "crashy")
+			fn.Spec.ForProvider.Eventing = nil
+			if err := c.Create(ctx, fn); err != nil {
+				t.Fatal(err)
+			}
+			key := client.ObjectKeyFromObject(fn)
+			svc := serviceWhen(ctx, t, c, key, "is created", func(*servingv1.Service) bool { return true })
+			url := playact.RollOut(ctx, t, c, svc, tc.fault)
+			mg := &v1alpha1.LambdaFunction{}
+			wait.Until(ctx, t, "the function says what Knative reported", func() string {
+				if err := c.Get(ctx, key, mg); err != nil {
+					return err.Error()
+				}
+				return tc.before(url, mg)
+			})
+			playact.CrashLooping(ctx, t, c, svc, svc.Status.LatestCreatedRevisionName, 1, "RuntimeError: refusing to start")
+			want := revisionWant{
+				phase:          v1alpha1.PhaseFailed,
+				ready:          xpv2.Condition{Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonRevisionFailed},
+				latest:         xpv2.Condition{Status: corev1.ConditionFalse, Reason: v1alpha1.ReasonRevisionFailed},
+				failedRevision: svc.Status.LatestCreatedRevisionName,
+				says:           []string{"container function keeps exiting: code 1", "RuntimeError: refusing to start"},
+			}
+			wait.Until(ctx, t, tc.reason, func() string {
+				if err := c.Get(ctx, key, mg); err != nil {
+					return err.Error()
+				}
+				return want.differs(mg)
+			})
+		})
 	}
-	wait.Until(ctx, t, "the crash loop is read without a wake", func() string {
-		if err := c.Get(ctx, key, mg); err != nil {
-			return err.Error()
-		}
-		return want.differs(mg)
-	})
 }

@@ -51,13 +51,16 @@ func CrashLoop(pod *corev1.Pod) string {
 	return ""
 }
 
-// Awaited is the latest Revision of a Service while Knative has yet to say
-// whether it serves, whose pods CrashLoop reads; empty when Knative has
-// said.
-func Awaited(svc *servingv1.Service) string {
+// Unready is the latest Revision of a Service while it does not serve, whose
+// pods CrashLoop reads: while Knative has yet to say whether it serves, and
+// after it said the Revision failed, which may be stale. Knative judges a
+// Revision only when its Deployment's status changes, so one it failed
+// Unschedulable stays so once its pod is scheduled and keeps exiting. It is
+// empty when the latest Revision serves.
+func Unready(svc *servingv1.Service) string {
 	st := svc.Status
 	name := st.LatestCreatedRevisionName
-	if name == "" || name == st.LatestReadyRevisionName || !st.GetCondition(servingv1.ServiceConditionConfigurationsReady).IsUnknown() {
+	if name == "" || name == st.LatestReadyRevisionName || st.GetCondition(servingv1.ServiceConditionConfigurationsReady).IsTrue() {
 		return ""
 	}
 	return name

@@ -97,11 +97,17 @@ func TestWithCrashLoop(t *testing.T) {
 			crash:  crash,
 			want:   ServiceState{LatestCreatedRevision: "hello-00004", LatestReadyRevision: "hello-00003", Serving: true, Failed: true, Message: "Revision hello-00004: " + crash},
 		},
-		"KnativeSaidFirst": {
-			reason: "What Knative reports of a failed Revision stands.",
-			s:      ServiceState{LatestCreatedRevision: "hello-00004", LatestReadyRevision: "hello-00003", Failed: true, Message: "Revision hello-00004: ExitCode1"},
+		"KnativeSaidBefore": {
+			reason: "A Revision Knative failed Unschedulable whose pod was scheduled since and keeps exiting fails for its crash loop: Knative does not look again.",
+			s:      ServiceState{LatestCreatedRevision: "hello-00004", LatestReadyRevision: "hello-00003", Failed: true, Message: "Revision hello-00004: Unschedulable: 0/1 nodes are available: 1 Insufficient example.com/room. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."},
 			crash:  crash,
-			want:   ServiceState{LatestCreatedRevision: "hello-00004", LatestReadyRevision: "hello-00003", Failed: true, Message: "Revision hello-00004: ExitCode1"},
+			want:   ServiceState{LatestCreatedRevision: "hello-00004", LatestReadyRevision: "hello-00003", Failed: true, Message: "Revision hello-00004: " + crash},
+		},
+		"RouteFailed": {
+			reason: "A Route's own failure stands: the Revision it cannot route to is another.",
+			s:      ServiceState{LatestCreatedRevision: "hello-00004", LatestReadyRevision: "hello-00003", RouteFailed: true, Message: `RevisionMissing: Revision "hello-00009" referenced in traffic not found.`},
+			crash:  crash,
+			want:   ServiceState{LatestCreatedRevision: "hello-00004", LatestReadyRevision: "hello-00003", RouteFailed: true, Message: `RevisionMissing: Revision "hello-00009" referenced in traffic not found.`},
 		},
 		"LatestReady": {
 			reason: "A Revision that is ready does not fail for one pod's crash.",

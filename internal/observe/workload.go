@@ -91,10 +91,11 @@ func Service(svc *servingv1.Service, latest *servingv1.Revision) ServiceState {
 }
 
 // WithCrashLoop is s with its latest Revision failed as crash says, the
-// CrashLoop of one of its pods, while Knative has yet to say whether it
-// serves.
+// CrashLoop of one of its pods (Unready): what the pod does now is said in
+// place of what Knative said before, which is either the same or stale. A
+// Route's own failure stands.
 func (s ServiceState) WithCrashLoop(crash string) ServiceState {
-	if crash == "" || s.Ready || s.Failed || s.LatestCreatedRevision == s.LatestReadyRevision {
+	if crash == "" || s.Ready || s.RouteFailed || s.LatestCreatedRevision == s.LatestReadyRevision {
 		return s
 	}
 	s.Failed, s.Message = true, "Revision "+s.LatestCreatedRevision+": "+crash

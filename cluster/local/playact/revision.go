@@ -122,6 +122,18 @@ func pullBackOff(image, pullError string) string {
 	return fmt.Sprintf("Back-off pulling image %q: ErrImagePull: %s", image, pullError)
 }
 
+// Unschedulable is a pod the scheduler finds no room for, reported in the
+// scheduler's words once the Revision's Deployment changes while the pod
+// waits. Knative does not look again when the pod is scheduled later and
+// keeps exiting: its pods say what holds then (TestUnschedulableGoesStale).
+func Unschedulable(message string) RevisionFault {
+	return func(_ string, rs *knservingv1.RevisionStatus) {
+		rs.MarkActiveUnknown("Queued", msgQueued)
+		rs.MarkContainerHealthyUnknown(knservingv1.ReasonDeploying, "")
+		rs.MarkResourcesAvailableFalse(corev1.PodReasonUnschedulable, message)
+	}
+}
+
 // ContainerMissing is an image tag Knative cannot resolve to a digest; the
 // message wraps the registry's error as the revision reconciler's
 // background resolver does.

@@ -146,8 +146,8 @@ type liveState struct {
 	// failedRevision is the latest Revision of the resource's Service when
 	// Knative reports it failed; it says why in the kubelet's words.
 	failedRevision *servingv1.Revision
-	// crashLoop says why the latest Revision's pod cannot start while
-	// Knative has yet to say whether it serves (observe.CrashLoop).
+	// crashLoop says why the latest Revision's pod cannot start while it
+	// does not serve (observe.CrashLoop).
 	crashLoop string
 	// retiring names the Brokers the resource created before, no longer
 	// uses and has yet to delete as its last user.
@@ -248,37 +248,36 @@ func (d deployer) owned(ctx context.Context, k ownedKind, ours labels.Selector) 
 }
 
 // revision reads the latest Revision of the resource's Service when Knative
-// reports that it failed, and one of its pods while Knative has yet to say.
-// Both are read uncached, and only then: a provider that watched every
-// Revision and its pods would hold all of a cluster's history.
+// reports that it failed, and one of its pods while it does not serve
+// (observe.Unready). Both are read uncached, and only then: a provider that
+// watched every Revision and its pods would hold all of a cluster's history.
 func (d deployer) revision(ctx context.Context, st *liveState) error {
 	l, ok := st.objects["Service/"+d.name]
 	if !ok {
 		return nil
 	}
 	svc := l.obj.(*servingv1.Service) //nolint:forcetypeassert // Listed as a Service.
-	if revision := observe.Awaited(svc); revision != "" {
-		return d.crashLoop(ctx, st, revision)
-	}
-	name := svc.Status.LatestCreatedRevisionName
-	if name == "" || !svc.Status.GetCondition(servingv1.ServiceConditionConfigurationsReady).IsFalse() {
+	name := observe.Unready(svc)
+	if name == "" {
 		return nil
 	}
-	rev := &servingv1.Revision{}
-	err := d.uncached.Get(ctx, types.NamespacedName{Namespace: d.namespace, Name: name}, rev)
-	switch {
-	case kerrors.IsNotFound(err) || kerrors.IsForbidden(err):
-		// The Service's own message still says why.
-		return nil
-	case err != nil:
-		return errors.Wrapf(err, errFmtGetRevision, name)
+	if svc.Status.GetCondition(servingv1.ServiceConditionConfigurationsReady).IsFalse() {
+		rev := &servingv1.Revision{}
+		err := d.uncached.Get(ctx, types.NamespacedName{Namespace: d.namespace, Name: name}, rev)
+		switch {
+		case kerrors.IsNotFound(err) || kerrors.IsForbidden(err):
+			// The Service's own message still says why.
+		case err != nil:
+			return errors.Wrapf(err, errFmtGetRevision, name)
+		default:
+			st.failedRevision = rev
+		}
 	}
-	st.failedRevision = rev
-	return nil
+	return d.crashLoop(ctx, st, name)
 }
 
-// crashLoop reads one pod of a Revision Knative has yet to report on, and
-// says whether the container that runs the workload's code keeps exiting.
+// crashLoop reads one pod of a Revision that does not serve, and says
+// whether the container that runs the workload's code keeps exiting.
 func (d deployer) crashLoop(ctx context.Context, st *liveState, revision string) error {
 	pods := &corev1.PodList{}
 	err := d.uncached.List(ctx, pods, client.InNamespace(d.namespace), client.MatchingLabels{observe.LabelRevision: revision}, client.Limit(1))
