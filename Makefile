@@ -27,7 +27,7 @@ export KUBEBUILDER_ASSETS := $(BIN)
 export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all build vet linter lint test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager node node-packages kaniko relay knative base-images crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers bench clean
+.PHONY: all build vet linter lint test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager node node-packages kaniko relay knative base-images crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers bench bench-cluster clean
 
 all: build vet
 
@@ -243,11 +243,20 @@ peers:
 		$(if $(PEER_SRC_$(fn)),$(PEER_SRC_$(fn)) .,$(PEER_MODS)/$(fn) github.com/crossplane-contrib/$(fn)) \
 		|| echo "$(fn): not built; the benchmark leaves it out";)
 
+## bench-cluster: what users choose a serverless platform by, on the real
+## local cluster: each runtime's cold start, split into Knative's part and
+## the wrapper's, and a burst's scale-out from zero, CLUSTER_BENCHTIME times
+## each (a function idles to zero in about 40 s before each).
+CLUSTER_BENCHTIME ?= 3x
+bench-cluster: controlplane kube-controller-manager node kaniko relay knative base-images
+	go test -run='^$$' -bench=. -benchtime=$(CLUSTER_BENCHTIME) -timeout=60m -ldflags=-w ./cluster/local/node
+
 ## bench: the function against its peers over gRPC, then the provider
-## against provider-kubernetes at scale on local control planes. Prints
-## numbers; docs/benchmarks.md keeps them. BENCH_FLAGS go to providerbench,
-## such as --n=200 for a short run.
-bench: controlplane peers
+## against provider-kubernetes at scale on local control planes, then the
+## real cluster's figures (bench-cluster). Prints numbers;
+## docs/benchmarks.md keeps them. BENCH_FLAGS go to providerbench, such as
+## --n=200 for a short run.
+bench: controlplane peers bench-cluster
 	go run ./cluster/bench/cmd/fnbench --peers=$(PEERS)
 	go run ./cluster/bench/cmd/providerbench --peer=$(PEERS)/provider-kubernetes $(BENCH_FLAGS)
 

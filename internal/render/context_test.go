@@ -15,7 +15,7 @@ import (
 // projectConfigMap writes the items of a ConfigMap volume into dir as the
 // kubelet's atomic writer does: the files in a timestamped folder, ..data a
 // link to that folder, and each top-level entry a link into ..data.
-func projectConfigMap(t *testing.T, dir string, cm *corev1.ConfigMap, items []corev1.KeyToPath) {
+func projectConfigMap(t testing.TB, dir string, cm *corev1.ConfigMap, items []corev1.KeyToPath) {
 	t.Helper()
 	const payload = "..2026_11_28_10_00_00.1234567890"
 	for _, it := range items {
@@ -45,7 +45,7 @@ func projectConfigMap(t *testing.T, dir string, cm *corev1.ConfigMap, items []co
 // mountSource is the folder the kubelet bind-mounts for m of a volume at
 // dir: the volume itself, or its subPath with every link resolved, which
 // must stay inside the volume.
-func mountSource(t *testing.T, dir string, m corev1.VolumeMount) string {
+func mountSource(t testing.TB, dir string, m corev1.VolumeMount) string {
 	t.Helper()
 	if m.SubPath == "" {
 		return dir
@@ -70,7 +70,7 @@ func mountSource(t *testing.T, dir string, m corev1.VolumeMount) string {
 // Where the Job fetches its source, the context is the workspace the fetch
 // step fills: the build's files copied as its script copies them, with the
 // real cp, and an empty src/ where git or S3 would put the source.
-func kanikoContext(t *testing.T, o *Objects) string {
+func kanikoContext(t testing.TB, o *Objects) string {
 	t.Helper()
 	pod := o.BuildJob.Spec.Template.Spec
 	root := t.TempDir()
@@ -115,7 +115,7 @@ func kanikoContext(t *testing.T, o *Objects) string {
 }
 
 // workspaceMount is the executor's mount of the context it reads.
-func workspaceMount(t *testing.T, pod corev1.PodSpec) corev1.VolumeMount {
+func workspaceMount(t testing.TB, pod corev1.PodSpec) corev1.VolumeMount {
 	t.Helper()
 	for _, m := range pod.Containers[0].VolumeMounts {
 		if m.MountPath == workspace {

@@ -102,7 +102,7 @@ var interpreter = map[v1alpha1.Language]string{
 
 // buildContext renders an inline function and returns the folder of its
 // build context as Kaniko reads it in the Job.
-func buildContext(t *testing.T, lang v1alpha1.Language, dependencies string) (string, Runtime) {
+func buildContext(t testing.TB, lang v1alpha1.Language, dependencies string) (string, Runtime) {
 	t.Helper()
 	spec := v1alpha1.LambdaFunctionParameters{
 		Source:  v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{Code: sampleHandlers[lang], Dependencies: dependencies}},
@@ -129,7 +129,7 @@ type wrapperProgram struct {
 // newWrapperProgram renders an inline function and prepares its wrapper to
 // run on this machine; a Go wrapper is built once here. It skips the test
 // when the language's tool is missing.
-func newWrapperProgram(t *testing.T, lang v1alpha1.Language, dependencies string) wrapperProgram {
+func newWrapperProgram(t testing.TB, lang v1alpha1.Language, dependencies string) wrapperProgram {
 	t.Helper()
 	if _, err := exec.LookPath(interpreter[lang]); err != nil {
 		t.Skipf("%s is not installed on this machine, so the %s wrapper cannot run here (CI installs it)", interpreter[lang], lang)

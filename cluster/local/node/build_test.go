@@ -101,7 +101,7 @@ func inlineServes(t *testing.T, rt runtime) {
 
 // serviceReady waits until Knative reports the Service Ready and returns
 // its URL, or fails with what its Revision's pods say.
-func serviceReady(ctx context.Context, t *testing.T, c *Cluster, kube client.Client, svc *servingv1.Service) *apis.URL {
+func serviceReady(ctx context.Context, t testing.TB, c *Cluster, kube client.Client, svc *servingv1.Service) *apis.URL {
 	t.Helper()
 	err := poll(ctx, func(ctx context.Context) (bool, error) {
 		err := kube.Get(ctx, client.ObjectKeyFromObject(svc), svc)
@@ -128,7 +128,7 @@ func serviceReady(ctx context.Context, t *testing.T, c *Cluster, kube client.Cli
 // invoke sends an order event to url through the node's public ingress,
 // as a caller outside the cluster would, and returns the status and body of
 // the reply.
-func invoke(ctx context.Context, t *testing.T, url *apis.URL, data string) (int, string) {
+func invoke(ctx context.Context, t testing.TB, url *apis.URL, data string) (int, string) {
 	t.Helper()
 	status, body, err := CallFunction(ctx, url.String(), orderType, data)
 	if err != nil {
@@ -153,15 +153,15 @@ func previousLog(ctx context.Context, t *corev1.ContainerStateTerminated, c *Clu
 	return why + ": " + strings.TrimSpace(string(log))
 }
 
-// targetClient is a client of the shared cluster that knows every kind
-// render writes.
-func targetClient(t *testing.T) client.Client {
+// targetClient is a client of the shared cluster, which can watch, that
+// knows every kind render writes.
+func targetClient(t testing.TB) client.WithWatch {
 	t.Helper()
 	s, err := kinds.TargetScheme()
 	if err != nil {
 		t.Fatal(err)
 	}
-	kube, err := client.New(sharedCluster(t).Config, client.Options{Scheme: s})
+	kube, err := client.NewWithWatch(sharedCluster(t).Config, client.Options{Scheme: s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ var publishing sync.Mutex
 // publishBase publishes make kaniko's executor and the runtime's base image,
 // and its run image if it has one, on the node's registry, and returns the
 // base image's reference.
-func publishBase(ctx context.Context, t *testing.T, c *Cluster, rt runtime) string {
+func publishBase(ctx context.Context, t testing.TB, c *Cluster, rt runtime) string {
 	t.Helper()
 	publishing.Lock()
 	defer publishing.Unlock()
@@ -195,12 +195,19 @@ func publishBase(ctx context.Context, t *testing.T, c *Cluster, rt runtime) stri
 }
 
 // renderInline renders the runtime's inline function in a namespace of
-// its own, to build on baseRef and push to the node's registry, with a
-// Broker of its own that a Trigger subscribes it to, and events it fails
-// on sent, after one retry, to the dead-letter sink, if one is given.
-func renderInline(ctx context.Context, t *testing.T, kube client.Client, rt runtime, baseRef string, deadLetter *Sink) *render.Objects {
+// its own (renderInlineIn).
+func renderInline(ctx context.Context, t testing.TB, kube client.Client, rt runtime, baseRef string, deadLetter *Sink, changes ...func(*v1alpha1.LambdaFunctionParameters)) *render.Objects {
 	t.Helper()
-	ns := testkit.Namespace(ctx, t, kube, "functions-", "")
+	return renderInlineIn(t, testkit.Namespace(ctx, t, kube, "functions-", ""), rt, baseRef, deadLetter, changes...)
+}
+
+// renderInlineIn renders the runtime's inline function in the namespace,
+// to build on baseRef and push to the node's registry, with a Broker of
+// its own that a Trigger subscribes it to, and events it fails on sent,
+// after one retry, to the dead-letter sink, if one is given; each change
+// then changes its spec.
+func renderInlineIn(t testing.TB, ns string, rt runtime, baseRef string, deadLetter *Sink, changes ...func(*v1alpha1.LambdaFunctionParameters)) *render.Objects {
+	t.Helper()
 	fn := testkit.InlineFunction(ns, rt.name, rt.code)
 	fn.Spec.ForProvider.Runtime = &v1alpha1.Runtime{Language: &rt.base.Language, Version: &rt.base.Version}
 	// A Trigger that filters nothing: every event of the Broker but the
@@ -212,6 +219,9 @@ func renderInline(ctx context.Context, t *testing.T, kube client.Client, rt runt
 	if deadLetter != nil {
 		uri, delay := v1alpha1.ServiceURL(deadLetter.URL.String()), v1alpha1.ISO8601Duration("PT0.2S")
 		fn.Spec.ForProvider.Eventing.Delivery = &v1alpha1.Delivery{Retry: ptr.To[int32](1), BackoffDelay: &delay, DeadLetterSink: &v1alpha1.Sink{URI: &uri}}
+	}
+	for _, change := range changes {
+		change(&fn.Spec.ForProvider)
 	}
 	d := render.BuildDefaults(BuildDefaults())
 	base := v1alpha1.BaseImage{Language: rt.base.Language, Image: v1alpha1.BaseImageReference(baseRef)}
@@ -228,9 +238,9 @@ func renderInline(ctx context.Context, t *testing.T, kube client.Client, rt runt
 
 // builtInline builds the runtime's inline function (renderInline) with
 // real Kaniko, logging how long it took, and returns its objects as built.
-func builtInline(ctx context.Context, t *testing.T, c *Cluster, kube client.Client, rt runtime, deadLetter *Sink) *render.Objects {
+func builtInline(ctx context.Context, t testing.TB, c *Cluster, kube client.Client, rt runtime, deadLetter *Sink, changes ...func(*v1alpha1.LambdaFunctionParameters)) *render.Objects {
 	t.Helper()
-	objs := renderInline(ctx, t, kube, rt, publishBase(ctx, t, c, rt), deadLetter)
+	objs := renderInline(ctx, t, kube, rt, publishBase(ctx, t, c, rt), deadLetter, changes...)
 	start := time.Now()
 	job, pods := runBuild(ctx, t, kube, objs)
 	outcome := observe.Build(job, pods)
@@ -252,7 +262,7 @@ const buildTimeout = 8 * time.Minute
 
 // runBuild creates the build's objects and waits until its Job has
 // finished; it returns the Job and its pods as the cluster then has them.
-func runBuild(ctx context.Context, t *testing.T, kube client.Client, objs *render.Objects) (*batchv1.Job, []corev1.Pod) {
+func runBuild(ctx context.Context, t testing.TB, kube client.Client, objs *render.Objects) (*batchv1.Job, []corev1.Pod) {
 	t.Helper()
 	for _, o := range objs.Build() {
 		if err := kube.Create(ctx, o); err != nil {

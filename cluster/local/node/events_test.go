@@ -44,6 +44,41 @@ const resend = 5 * time.Second
 func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, built *render.Objects, sink *Sink) {
 	t.Helper()
 	got := sink.Got
+	source := render.FunctionSource(built.Service.Namespace, built.Service.Name)
+	ingress := repliesTo(ctx, t, kube, built, sink)
+
+	start := time.Now()
+	r := firstDelivery(ctx, t, ingress, got, `{"id": "order-2"}`)
+	want := Received{Type: orderType + ".response", Source: source, Body: `{"accepted":"order-2"}`}
+	r.Body = string(bytes.Join(bytes.Fields([]byte(r.Body)), nil))
+	if r != want {
+		t.Errorf("the reply's subscriber got %+v; want %+v", r, want)
+	}
+	t.Logf("the reply reached its subscriber through the Broker in %s", time.Since(start).Round(time.Millisecond))
+	// A reply delivered back to the function is answered with a reply of
+	// its own, of type <reply's type>.response.
+	var looped []Received
+	for end := time.After(quiet); end != nil; {
+		select {
+		case r := <-got:
+			if r.Type != want.Type {
+				looped = append(looped, r)
+			}
+		case <-end:
+			end = nil
+		}
+	}
+	if len(looped) > 0 {
+		t.Errorf("the reply's subscriber got %d replies to replies, the first %+v: the Broker delivered the function's reply back to it", len(looped), looped[0])
+	}
+	deadLetters(ctx, t, ingress, got)
+}
+
+// repliesTo creates the function's Broker and Triggers, and a Trigger that
+// sends the function's replies to the sink, waits until Knative reports
+// them Ready, and returns the Broker's ingress address (brokerReady).
+func repliesTo(ctx context.Context, t testing.TB, kube client.Client, built *render.Objects, sink *Sink) string {
+	t.Helper()
 	ns := built.Service.Namespace
 	source := render.FunctionSource(ns, built.Service.Name)
 	replies := &eventingv1.Trigger{
@@ -69,41 +104,7 @@ func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, built
 		triggerReady(ctx, t, kube, tr)
 	}
 	t.Logf("Knative made the Broker and its Triggers Ready in %s", time.Since(start).Round(time.Second))
-
-	start = time.Now()
-	sent, replied := make(chan error, 1), make(chan struct{})
-	go func() { sent <- send(ctx, t, ingress, `{"id": "order-2"}`, replied) }()
-	r, err := firstReply(got, sent)
-	close(replied)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Received{Type: orderType + ".response", Source: source, Body: `{"accepted":"order-2"}`}
-	r.Body = string(bytes.Join(bytes.Fields([]byte(r.Body)), nil))
-	if r != want {
-		t.Errorf("the reply's subscriber got %+v; want %+v", r, want)
-	}
-	t.Logf("the reply reached its subscriber through the Broker in %s", time.Since(start).Round(time.Millisecond))
-	// A reply delivered back to the function is answered with a reply of
-	// its own, of type <reply's type>.response.
-	var looped []Received
-	for end := time.After(quiet); end != nil; {
-		select {
-		case r := <-got:
-			if r.Type != want.Type {
-				looped = append(looped, r)
-			}
-		case <-end:
-			end = nil
-		}
-	}
-	if len(looped) > 0 {
-		t.Errorf("the reply's subscriber got %d replies to replies, the first %+v: the Broker delivered the function's reply back to it", len(looped), looped[0])
-	}
-	if err := <-sent; err != nil {
-		t.Error(err)
-	}
-	deadLetters(ctx, t, ingress, got)
+	return ingress
 }
 
 // deadLetters sends an event without data, which the handler fails on (it
@@ -129,6 +130,24 @@ func deadLetters(ctx context.Context, t *testing.T, ingress string, got <-chan R
 	}
 }
 
+// firstDelivery sends an order event of data to the Broker's ingress as a
+// producer that delivers at least once does (send), and returns the first
+// event the sink got.
+func firstDelivery(ctx context.Context, t testing.TB, ingress string, got <-chan Received, data string) Received {
+	t.Helper()
+	sent, replied := make(chan error, 1), make(chan struct{})
+	go func() { sent <- send(ctx, t, ingress, data, replied) }()
+	r, err := firstReply(got, sent)
+	close(replied)
+	if err == nil {
+		err = <-sent
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // firstReply is the first event the sink got, or why none came: the
 // producer's error, or nothing within the time the producer tries.
 func firstReply(got <-chan Received, sent chan error) (Received, error) {
@@ -146,7 +165,7 @@ func firstReply(got <-chan Received, sent chan error) (Received, error) {
 // brokerReady waits until Knative reports the Broker Ready and returns its
 // ingress's address as the host reaches it: the ingress Service's cluster
 // IP, with the path of the Broker's address.
-func brokerReady(ctx context.Context, t *testing.T, kube client.Client, b *eventingv1.Broker) string {
+func brokerReady(ctx context.Context, t testing.TB, kube client.Client, b *eventingv1.Broker) string {
 	t.Helper()
 	err := poll(ctx, func(ctx context.Context) (bool, error) {
 		err := kube.Get(ctx, client.ObjectKeyFromObject(b), b)
@@ -163,7 +182,7 @@ func brokerReady(ctx context.Context, t *testing.T, kube client.Client, b *event
 }
 
 // triggerReady waits until Knative reports the Trigger Ready.
-func triggerReady(ctx context.Context, t *testing.T, kube client.Client, tr *eventingv1.Trigger) {
+func triggerReady(ctx context.Context, t testing.TB, kube client.Client, tr *eventingv1.Trigger) {
 	t.Helper()
 	err := poll(ctx, func(ctx context.Context) (bool, error) {
 		err := kube.Get(ctx, client.ObjectKeyFromObject(tr), tr)
@@ -182,7 +201,7 @@ func triggerReady(ctx context.Context, t *testing.T, kube client.Client, tr *eve
 // in-memory channel answers the ingress once its subscribers have answered,
 // and the Broker's filter once a reply is sent on: post returns after the
 // whole chain, and never if the reply loops.
-func send(ctx context.Context, t *testing.T, ingress, data string, replied <-chan struct{}) error {
+func send(ctx context.Context, t testing.TB, ingress, data string, replied <-chan struct{}) error {
 	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
 	for {

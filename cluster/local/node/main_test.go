@@ -37,7 +37,7 @@ var shared struct {
 }
 
 // sharedCluster starts the shared cluster on first use.
-func sharedCluster(t *testing.T) *Cluster {
+func sharedCluster(t testing.TB) *Cluster {
 	t.Helper()
 	shared.Lock()
 	defer shared.Unlock()

@@ -23,7 +23,7 @@ import (
 const helperEnv = "LAMBDA_NODE_HELPER_DIR"
 
 // binDir is where make node and make controlplane put the binaries.
-func binDir(t *testing.T) string {
+func binDir(t testing.TB) string {
 	t.Helper()
 	d := os.Getenv("KUBEBUILDER_ASSETS")
 	if d == "" {

@@ -2,17 +2,14 @@ package node
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"knative.dev/pkg/apis"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 )
 
@@ -39,18 +36,7 @@ func idleQuickly(svc *servingv1.Service) {
 // start, the time from the request to its reply.
 func scalesToZeroAndBack(ctx context.Context, t *testing.T, kube client.Client, svc *servingv1.Service, url *apis.URL) {
 	t.Helper()
-	zctx, cancel := context.WithTimeout(ctx, zeroTimeout)
-	defer cancel()
-	wait.Until(zctx, t, "Knative scaled the idle function to zero", func() string {
-		pods := &corev1.PodList{}
-		if err := kube.List(zctx, pods, client.InNamespace(svc.Namespace), client.MatchingLabels{"serving.knative.dev/service": svc.Name}); err != nil {
-			return err.Error()
-		}
-		if n := len(pods.Items); n > 0 {
-			return fmt.Sprintf("%d pods, %s %s", n, pods.Items[0].Name, pods.Items[0].Status.Phase)
-		}
-		return ""
-	})
+	scaledToZero(ctx, t, kube, svc)
 	start := time.Now()
 	status, body := invoke(ctx, t, url, `{"id": "order-3"}`)
 	if status != http.StatusOK || strings.Join(strings.Fields(body), "") != `{"accepted":"order-3"}` {

@@ -1,0 +1,65 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/utils/ptr"
+
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
+)
+
+// BenchmarkBuild measures real Kaniko building each runtime's inline
+// function on the node and pushing it to the node's registry, with the
+// layer cache on, from the Job's create to its end: the first build of a
+// namespace, whose cache is empty (first-s), and the builds after it, each
+// of changed code, which may use it (cached-s). The time per operation is
+// their mean.
+func BenchmarkBuild(b *testing.B) {
+	for _, name := range slices.Sorted(maps.Keys(runtimes)) {
+		b.Run(name, func(b *testing.B) { builds(b, runtimes[name]) })
+	}
+}
+
+func builds(b *testing.B, rt runtime) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	c, kube := sharedCluster(b), targetClient(b)
+	base := publishBase(ctx, b, c, rt)
+	ns := testkit.Namespace(ctx, b, kube, "builds-", "")
+	var took []time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		changed := rt
+		changed.name = fmt.Sprintf("%s-%d", rt.name, len(took))
+		// Trailing lines change the code's layer in every language.
+		changed.code += strings.Repeat("\n", len(took))
+		objs := renderInlineIn(b, ns, changed, base, nil, func(p *v1alpha1.LambdaFunctionParameters) {
+			p.Build = &v1alpha1.Build{Cache: ptr.To(true)}
+		})
+		start := time.Now()
+		b.StartTimer()
+		job, pods := runBuild(ctx, b, kube, objs)
+		b.StopTimer()
+		took = append(took, time.Since(start))
+		if out := observe.Build(job, pods); !out.Done {
+			b.Fatalf("the build of %s failed (%s): %s", changed.name, out.Cause, out.Message)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(took[0].Seconds(), "first-s")
+	if rest := took[1:]; len(rest) > 0 {
+		var sum time.Duration
+		for _, d := range rest {
+			sum += d
+		}
+		b.ReportMetric(sum.Seconds()/float64(len(rest)), "cached-s")
+	}
+}
