@@ -138,6 +138,18 @@ func TestRunFunction(t *testing.T) {
 			`"build":{"identity":"` + building.BuildIdentity + `","jobName":"` + job + `","digest":"` + testDigest + `"}}`
 	}
 	const serving = `"url":"http://hello.apps.example.com","latestReadyRevision":"hello-00001","traffic":[{"revisionName":"hello-00001","latestRevision":true,"percent":100}]`
+	// failsWhileServing is what a pass says of a new Revision, hello-00002,
+	// that fails as msg says while the one before serves.
+	failsWhileServing := func(msg string) want {
+		return want{
+			composed:     deployedComposed(false, true),
+			status:       deployedStatus("Ready", serving+`,"failedRevision":"hello-00002"`),
+			ready:        fnv1.Ready_READY_TRUE,
+			requirements: podsOf("hello-00002"),
+			conditions:   stalledConditions("RevisionFailed", msg),
+			results:      []*fnv1.Result{warning("RevisionFailed", msg)},
+		}
+	}
 	mr := func(status string) *structpb.Struct {
 		return mustStruct(t, `{"apiVersion":"lambda.m.crossplane.io/v1alpha1","kind":"LambdaFunction","metadata":{"name":"hello","namespace":"apps"},"status":`+status+`}`)
 	}
@@ -298,28 +310,14 @@ func TestRunFunction(t *testing.T) {
 			reason:   "A new Revision that fails while the one before serves keeps the XR Ready and stalls it, naming both.",
 			xr:       builtXR,
 			observed: deployed(serviceRolledOut(t, built.Service, nil, crash), readyStruct(t, built.Triggers[0])),
-			want: want{
-				composed:     deployedComposed(false, true),
-				status:       deployedStatus("Ready", serving+`,"failedRevision":"hello-00002"`),
-				ready:        fnv1.Ready_READY_TRUE,
-				requirements: podsOf("hello-00002"),
-				conditions:   stalledConditions("RevisionFailed", crashedAgain),
-				results:      []*fnv1.Result{warning("RevisionFailed", crashedAgain)},
-			},
+			want:     failsWhileServing(crashedAgain),
 		},
 		"NewRevisionCrashLoops": {
 			reason:   "A new Revision Knative has yet to report on, whose pod the kubelet backs off restarting, fails in the kubelet's words while the one before serves; its pods are required.",
 			xr:       builtXR,
 			observed: deployed(serviceRolledOut(t, built.Service, nil, playact.Deploying()), readyStruct(t, built.Triggers[0])),
 			required: map[string]*fnv1.Resources{requireRevisionPods: {Items: []*fnv1.Resource{{Resource: toStruct(t, playact.CrashLoopingPod(built.Service, "hello-00002", 1, "RuntimeError: refusing to start"))}}}},
-			want: want{
-				composed:     deployedComposed(false, true),
-				status:       deployedStatus("Ready", serving+`,"failedRevision":"hello-00002"`),
-				ready:        fnv1.Ready_READY_TRUE,
-				requirements: podsOf("hello-00002"),
-				conditions:   stalledConditions("RevisionFailed", crashLooping),
-				results:      []*fnv1.Result{warning("RevisionFailed", crashLooping)},
-			},
+			want:     failsWhileServing(crashLooping),
 		},
 		"NewRevisionUnschedulableCrashLoops": {
 			reason: "A new Revision Knative failed Unschedulable, whose pod was scheduled since and keeps exiting, fails in the kubelet's words: " +
@@ -327,14 +325,7 @@ func TestRunFunction(t *testing.T) {
 			xr:       builtXR,
 			observed: deployed(serviceRolledOut(t, built.Service, nil, playact.Unschedulable("0/1 nodes are available: 1 Insufficient example.com/room. preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.")), readyStruct(t, built.Triggers[0])),
 			required: map[string]*fnv1.Resources{requireRevisionPods: {Items: []*fnv1.Resource{{Resource: toStruct(t, playact.CrashLoopingPod(built.Service, "hello-00002", 1, "RuntimeError: refusing to start"))}}}},
-			want: want{
-				composed:     deployedComposed(false, true),
-				status:       deployedStatus("Ready", serving+`,"failedRevision":"hello-00002"`),
-				ready:        fnv1.Ready_READY_TRUE,
-				requirements: podsOf("hello-00002"),
-				conditions:   stalledConditions("RevisionFailed", crashLooping),
-				results:      []*fnv1.Result{warning("RevisionFailed", crashLooping)},
-			},
+			want:     failsWhileServing(crashLooping),
 		},
 		"NewRevisionAwaited": {
 			reason: "A new Revision Knative has yet to report on, whose pods say nothing yet, keeps the XR deploying, so Crossplane calls again soon to read them: " +

@@ -80,12 +80,8 @@ func inlineServes(t *testing.T, rt runtime) {
 	sink := RecordingSink(t)
 	built := builtInline(ctx, t, c, kube, rt, sink)
 	svc := built.Service
-	idleQuickly(svc)
-	if err := kube.Create(ctx, svc); err != nil {
-		t.Fatal(err)
-	}
 	start := time.Now()
-	url := serviceReady(ctx, t, c, kube, svc)
+	url := deployedIdle(ctx, t, c, kube, svc)
 	t.Logf("Knative made %s Ready in %s", url, time.Since(start).Round(time.Second))
 
 	start = time.Now()

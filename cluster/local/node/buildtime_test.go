@@ -3,8 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,9 +21,7 @@ import (
 // of changed code, which may use it (cached-s). The time per operation is
 // their mean.
 func BenchmarkBuild(b *testing.B) {
-	for _, name := range slices.Sorted(maps.Keys(runtimes)) {
-		b.Run(name, func(b *testing.B) { builds(b, runtimes[name]) })
-	}
+	perRuntime(b, builds)
 }
 
 func builds(b *testing.B, rt runtime) {

@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"knative.dev/pkg/apis"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
@@ -45,8 +46,13 @@ type coldStart struct {
 // BenchmarkWrapperStart. Between cold starts the function idles to zero:
 // about 40 s each.
 func BenchmarkColdStart(b *testing.B) {
+	perRuntime(b, coldStarts)
+}
+
+// perRuntime runs bench for each runtime, in the order of their names.
+func perRuntime(b *testing.B, bench func(*testing.B, runtime)) {
 	for _, name := range slices.Sorted(maps.Keys(runtimes)) {
-		b.Run(name, func(b *testing.B) { coldStarts(b, runtimes[name]) })
+		b.Run(name, func(b *testing.B) { bench(b, runtimes[name]) })
 	}
 }
 
@@ -55,17 +61,11 @@ func coldStarts(b *testing.B, rt runtime) {
 	defer cancel()
 	c, kube := sharedCluster(b), targetClient(b)
 	svc := builtInline(ctx, b, c, kube, rt, nil).Service
-	idleQuickly(svc)
-	if err := kube.Create(ctx, svc); err != nil {
-		b.Fatal(err)
-	}
-	url := serviceReady(ctx, b, c, kube, svc)
+	url := deployedIdle(ctx, b, c, kube, svc)
 	var all []coldStart
 	for b.Loop() {
 		b.StopTimer()
-		scaledToZero(ctx, b, kube, svc)
-		wctx, stop := context.WithCancel(ctx)
-		pods := watchPods(wctx, b, kube, svc)
+		pods, stop := atZero(ctx, b, kube, svc)
 		start := time.Now()
 		b.StartTimer()
 		status, body := invoke(ctx, b, url, `{"id": "order-1"}`)
@@ -113,6 +113,27 @@ func scaledToZero(ctx context.Context, t testing.TB, kube client.Client, svc *se
 		}
 		return ""
 	})
+}
+
+// deployedIdle creates the built Service with a short autoscaling window,
+// so that it idles to zero quickly, and returns its URL once Knative
+// reports it Ready.
+func deployedIdle(ctx context.Context, t testing.TB, c *Cluster, kube client.Client, svc *servingv1.Service) *apis.URL {
+	t.Helper()
+	idleQuickly(svc)
+	if err := kube.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	return serviceReady(ctx, t, c, kube, svc)
+}
+
+// atZero waits until the Service idled to zero, then watches its pods
+// until stop is called.
+func atZero(ctx context.Context, t testing.TB, kube client.WithWatch, svc *servingv1.Service) (*podWatch, context.CancelFunc) {
+	t.Helper()
+	scaledToZero(ctx, t, kube, svc)
+	ctx, stop := context.WithCancel(ctx)
+	return watchPods(ctx, t, kube, svc), stop
 }
 
 // A podSeen is when a watch saw a pod created, running the function's

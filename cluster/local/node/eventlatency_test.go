@@ -27,11 +27,7 @@ func BenchmarkEvents(b *testing.B) {
 	sink := RecordingSink(b)
 	built := builtInline(ctx, b, c, kube, runtimes["Python3.11"], nil)
 	svc := built.Service
-	idleQuickly(svc)
-	if err := kube.Create(ctx, svc); err != nil {
-		b.Fatal(err)
-	}
-	serviceReady(ctx, b, c, kube, svc)
+	deployedIdle(ctx, b, c, kube, svc)
 	ingress := repliesTo(ctx, b, kube, built, sink)
 	// For a moment after Knative reports them Ready, the data plane may
 	// not know the Broker and Triggers yet.

@@ -38,18 +38,12 @@ func BenchmarkScaleOut(b *testing.B) {
 	svc := builtInline(ctx, b, c, kube, runtimes["Python3.11"], nil, func(p *v1alpha1.LambdaFunctionParameters) {
 		p.Scaling = &v1alpha1.Scaling{ContainerConcurrency: ptr.To[int64](burstConcurrency)}
 	}).Service
-	idleQuickly(svc)
-	if err := kube.Create(ctx, svc); err != nil {
-		b.Fatal(err)
-	}
-	url := serviceReady(ctx, b, c, kube, svc)
+	url := deployedIdle(ctx, b, c, kube, svc)
 	var pods, failed, toN, requests float64
 	var latencies []time.Duration
 	for b.Loop() {
 		b.StopTimer()
-		scaledToZero(ctx, b, kube, svc)
-		wctx, stop := context.WithCancel(ctx)
-		watched := watchPods(wctx, b, kube, svc)
+		watched, stop := atZero(ctx, b, kube, svc)
 		start := time.Now()
 		b.StartTimer()
 		got := burst(ctx, url)
