@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -102,10 +103,10 @@ var interpreter = map[v1alpha1.Language]string{
 
 // buildContext renders an inline function and returns the folder of its
 // build context as Kaniko reads it in the Job.
-func buildContext(t testing.TB, lang v1alpha1.Language, dependencies string) (string, Runtime) {
+func buildContext(t testing.TB, lang v1alpha1.Language, code, dependencies string) (string, Runtime) {
 	t.Helper()
 	spec := v1alpha1.LambdaFunctionParameters{
-		Source:  v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{Code: sampleHandlers[lang], Dependencies: dependencies}},
+		Source:  v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{Code: code, Dependencies: dependencies}},
 		Runtime: &v1alpha1.Runtime{Language: ptr.To(lang)},
 	}
 	out, err := Function(FunctionInput{Namespace: "apps", Name: "greeter", Spec: spec, Defaults: testDefaults})
@@ -126,15 +127,22 @@ type wrapperProgram struct {
 	env  []string
 }
 
-// newWrapperProgram renders an inline function and prepares its wrapper to
-// run on this machine; a Go wrapper is built once here. It skips the test
-// when the language's tool is missing.
+// newWrapperProgram renders an inline function of the language's sample
+// handler and prepares its wrapper to run on this machine (newProgramOf).
 func newWrapperProgram(t testing.TB, lang v1alpha1.Language, dependencies string) wrapperProgram {
+	t.Helper()
+	return newProgramOf(t, lang, sampleHandlers[lang], dependencies)
+}
+
+// newProgramOf renders an inline function of code and prepares its
+// wrapper to run on this machine; a Go wrapper is built once here. It skips
+// the test when the language's tool is missing.
+func newProgramOf(t testing.TB, lang v1alpha1.Language, code, dependencies string) wrapperProgram {
 	t.Helper()
 	if _, err := exec.LookPath(interpreter[lang]); err != nil {
 		t.Skipf("%s is not installed on this machine, so the %s wrapper cannot run here (CI installs it)", interpreter[lang], lang)
 	}
-	dir, rt := buildContext(t, lang, dependencies)
+	dir, rt := buildContext(t, lang, code, dependencies)
 	p := wrapperProgram{env: append(os.Environ(), EnvHandler+"="+rt.Handler, "K_SERVICE=greeter")}
 	switch lang {
 	case v1alpha1.LanguagePython:
@@ -218,9 +226,13 @@ func waitHealthy(t *testing.T, base string, exited <-chan error) {
 func TestWrappers(t *testing.T) {
 	cases := map[string]struct {
 		lang         v1alpha1.Language
+		code         string
 		dependencies string
 	}{
 		"python": {lang: v1alpha1.LanguagePython},
+		// The wrapper imports asyncio only when a handler returns a
+		// coroutine.
+		"python-async": {lang: v1alpha1.LanguagePython, code: strings.Replace(sampleHandlers[v1alpha1.LanguagePython], "def handler(", "async def handler(", 1)},
 		"nodejs": {lang: v1alpha1.LanguageNodeJS},
 		// Without a go.mod the build makes one; with one, the wrapper must
 		// import the function by the module path it declares.
@@ -229,7 +241,7 @@ func TestWrappers(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			testWrapper(t, newWrapperProgram(t, tc.lang, tc.dependencies).start(t))
+			testWrapper(t, newProgramOf(t, tc.lang, cmp.Or(tc.code, sampleHandlers[tc.lang]), tc.dependencies).start(t))
 		})
 	}
 }

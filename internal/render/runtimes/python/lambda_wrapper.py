@@ -19,8 +19,8 @@ traceparent header) is carried to the reply: same trace, a span of its own,
 which context["traceparent"] names for calls the handler makes.
 """
 
-import asyncio
 import base64
+import collections.abc
 import contextvars
 import datetime
 import importlib
@@ -323,7 +323,12 @@ class Handler(BaseHTTPRequestHandler):
         context = {"source": SOURCE, "request_id": event["id"], "traceparent": trace.traceparent(), "logger": logging.getLogger("handler")}
         try:
             result = Handler.handler(event, context)
-            if asyncio.iscoroutine(result):
+            if isinstance(result, collections.abc.Coroutine):
+                # Imported at a coroutine's first call: asyncio, with the ssl
+                # and concurrent.futures it imports, was a third of the
+                # wrapper's start, which every cold start waits for.
+                import asyncio  # noqa: PLC0415
+
                 result = asyncio.run(result)
             body = None if result is None else encode(result)
         # Every handler failure, an exit or a result that is not JSON
