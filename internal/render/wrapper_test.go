@@ -233,7 +233,7 @@ func TestWrappers(t *testing.T) {
 		// The wrapper imports asyncio only when a handler returns a
 		// coroutine.
 		"python-async": {lang: v1alpha1.LanguagePython, code: strings.Replace(sampleHandlers[v1alpha1.LanguagePython], "def handler(", "async def handler(", 1)},
-		"nodejs": {lang: v1alpha1.LanguageNodeJS},
+		"nodejs":       {lang: v1alpha1.LanguageNodeJS},
 		// Without a go.mod the build makes one; with one, the wrapper must
 		// import the function by the module path it declares.
 		"go":            {lang: v1alpha1.LanguageGo},
