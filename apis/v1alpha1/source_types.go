@@ -81,8 +81,10 @@ type S3Source struct {
 	Region string `json:"region,omitempty"`
 
 	// SecretRef names a Secret in the resource's namespace with the keys
-	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. Without it the bucket is
-	// read anonymously.
+	// AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. Without them the bucket is
+	// read anonymously. For an https endpoint it may also hold ca.crt: the
+	// PEM CA bundle the server's certificate is checked against, in place of
+	// the system's, as for git.
 	// +optional
 	SecretRef *LocalObjectReference `json:"secretRef,omitempty"`
 }

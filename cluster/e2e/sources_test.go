@@ -35,6 +35,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
@@ -50,7 +51,8 @@ const resend = 5 * time.Second
 const greeter = "exports.handler = async (event) => ({ accepted: event.data.id, from: \"s3\" });\n"
 
 // fromS3 builds a team's Node.js function from an object on a real S3
-// server, which the host serves on its end of the node's link: as a
+// server, which the host serves on its end of the node's link over HTTPS
+// with a certificate of a private CA, given in the credentials' Secret: as a
 // LambdaFunction through the provider, and as a Lambda through Crossplane
 // and the function. Both are resolved by the pod that reconciles them,
 // fetched by the platform's fetcher image in the build pod and built by
@@ -67,13 +69,13 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 		t.Fatal(err)
 	}
 	kube, pods := testkit.Client(t, cfg), kubernetes.NewForConfigOrDie(cfg).CoreV1()
-	s3 := s3server.Start(t, filepath.Dir(bin(t, "versitygw")), hostAddress(t))
+	s3 := s3server.StartTLS(t, filepath.Dir(bin(t, "versitygw")), hostAddress(t))
 	sink := node.RecordingSink(t)
 	deadLetters, backoff := v1alpha1.ServiceURL(sink.URL.String()), v1alpha1.ISO8601Duration("PT0.2S")
 	s3.Put(t, "greeter/v1.tar.gz", tarball(t, map[string]string{"index.js": greeter}))
 	spec := v1alpha1.LambdaFunctionParameters{
 		Source: v1alpha1.FunctionSource{S3: &v1alpha1.S3Source{
-			Endpoint:  ptr.To(v1alpha1.ServiceURL("http://" + s3.Addr)),
+			Endpoint:  ptr.To(v1alpha1.ServiceURL(s3.Endpoint())),
 			Bucket:    s3server.Bucket,
 			Key:       ptr.To(v1alpha1.RelativePath("greeter/v1.tar.gz")),
 			SecretRef: &v1alpha1.LocalObjectReference{Name: "s3-credentials"},
@@ -92,7 +94,7 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 	}
 	fn, xr := managedAndComposite(t, v1alpha1.LambdaFunctionGroupVersionKind, "Lambda", "greeter", &spec)
 
-	appliedAndReady(ctx, t, kube, "from S3", []client.Object{s3Credentials(fn.GetNamespace()), s3Credentials(xr.GetNamespace())}, []*unstructured.Unstructured{fn, xr}, func(o *unstructured.Unstructured, url string) {
+	appliedAndReady(ctx, t, kube, "from S3", []client.Object{s3Credentials(fn.GetNamespace(), s3.CA()), s3Credentials(xr.GetNamespace(), s3.CA())}, []*unstructured.Unstructured{fn, xr}, func(o *unstructured.Unstructured, url string) {
 		replies(ctx, t, url, "the function built from S3 answers", `{"accepted":42,"from":"s3"}`)
 		brokerDelivers(ctx, t, kube, o, sink, "orders")
 	})
@@ -395,11 +397,11 @@ func servingURL(ctx context.Context, t *testing.T, kube client.Client, o *unstru
 }
 
 // s3Credentials is the Secret the functions read the S3 server's
-// credentials from.
-func s3Credentials(namespace string) *corev1.Secret {
+// credentials and CA from.
+func s3Credentials(namespace string, ca []byte) *corev1.Secret {
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: "s3-credentials"},
-		StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3server.Access, "AWS_SECRET_ACCESS_KEY": s3server.Secret},
+		StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3server.Access, "AWS_SECRET_ACCESS_KEY": s3server.Secret, source.KeyCA: string(ca)},
 	}
 }
 

@@ -58,6 +58,7 @@ const (
 	buildFiles   = "/build"
 	dockerConfig = "/kaniko/.docker"
 	gitSecret    = "/etc/git-secret"
+	s3Secret     = "/etc/s3-secret"
 )
 
 // contextDir is the folder of the build-context volume that holds an inline
@@ -213,7 +214,7 @@ func (b build) job(files []contextFile) (*batchv1.Job, error) {
 		RestartPolicy:                corev1.RestartPolicyNever,
 		AutomountServiceAccountToken: ptr.To(false),
 		EnableServiceLinks:           ptr.To(false),
-		// fsGroup lets the non-root fetcher read the git Secret's files.
+		// fsGroup lets the non-root fetcher read the source Secret's files.
 		SecurityContext: &corev1.PodSecurityContext{
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 			FSGroup:        ptr.To[int64](fetcherUID),

@@ -34,6 +34,9 @@ rm -rf /workspace/.repo /workspace/.home
 	s3FetchScript = `set -eu
 export HOME=/workspace/.home
 mkdir -p "$HOME" /workspace/src
+if [ -f /etc/s3-secret/ca.crt ]; then
+  export AWS_CA_BUNDLE=/etc/s3-secret/ca.crt
+fi
 set -- --only-show-errors
 if [ -n "${S3_ENDPOINT:-}" ]; then set -- "$@" --endpoint-url "$S3_ENDPOINT"; fi
 if [ -z "${AWS_ACCESS_KEY_ID:-}" ]; then set -- "$@" --no-sign-request; fi
@@ -81,12 +84,7 @@ func (b build) fetcher() (corev1.Container, []corev1.Volume) {
 		if g.SecretRef != nil {
 			name := string(g.SecretRef.Name)
 			c.Env = append(c.Env, secretEnv("GIT_USERNAME", name, "username"), secretEnv("GIT_PASSWORD", name, "password"))
-			volumes = append(volumes, corev1.Volume{Name: "git-secret", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
-				SecretName:  name,
-				DefaultMode: ptr.To[int32](0o440),
-				Optional:    ptr.To(true),
-			}}})
-			c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "git-secret", MountPath: gitSecret, ReadOnly: true})
+			volumes = append(volumes, secretFiles(&c, "git-secret", name, gitSecret))
 		}
 	case src.S3 != nil:
 		s := src.S3
@@ -106,9 +104,23 @@ func (b build) fetcher() (corev1.Container, []corev1.Volume) {
 		if s.SecretRef != nil {
 			name := string(s.SecretRef.Name)
 			c.Env = append(c.Env, secretEnv("AWS_ACCESS_KEY_ID", name, "AWS_ACCESS_KEY_ID"), secretEnv("AWS_SECRET_ACCESS_KEY", name, "AWS_SECRET_ACCESS_KEY"))
+			volumes = append(volumes, secretFiles(&c, "s3-secret", name, s3Secret))
 		}
 	}
 	return c, volumes
+}
+
+// secretFiles mounts a source's Secret into the fetcher at path, for the
+// files its script looks for (a key, known hosts, a CA bundle), and returns
+// its volume. The volume is optional, as the variables read from the Secret
+// are: a Secret with credentials alone is no error.
+func secretFiles(c *corev1.Container, volume, secret, path string) corev1.Volume {
+	c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: volume, MountPath: path, ReadOnly: true})
+	return corev1.Volume{Name: volume, VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+		SecretName:  secret,
+		DefaultMode: ptr.To[int32](0o440),
+		Optional:    ptr.To(true),
+	}}}
 }
 
 // secretEnv reads a variable from a Secret key; a missing key leaves it

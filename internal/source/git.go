@@ -53,16 +53,12 @@ func (r *GitResolver) Resolve(ctx context.Context, url, ref string, creds *Crede
 	if creds != nil {
 		ca = creds.CA
 	}
-	client, err := trusting(r.client, ca)
+	client, err := trusted(r.client, ca)
 	if err != nil {
 		return "", err
 	}
-	if client != r.client {
-		// A transport of its own serves one resolve: nothing reuses its
-		// connection, which would otherwise idle open for a minute and a half.
-		defer client.CloseIdleConnections()
-	}
-	return bounded(ctx, client, r.limits, func(ctx context.Context, c *http.Client) (string, error) {
+	defer client.close()
+	return bounded(ctx, client.Client, r.limits, func(ctx context.Context, c *http.Client) (string, error) {
 		return resolveGit(ctx, githttp.NewClient(c), url, ref, creds)
 	})
 }

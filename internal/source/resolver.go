@@ -55,8 +55,8 @@ func (r Resolver) resolve(ctx context.Context, src v1alpha1.FunctionSource, secr
 	}
 	s := src.S3
 	var creds *S3Credentials
-	if id, ok := secret["AWS_ACCESS_KEY_ID"]; ok {
-		creds = &S3Credentials{AccessKeyID: string(id), SecretAccessKey: string(secret["AWS_SECRET_ACCESS_KEY"])}
+	if secret != nil {
+		creds = &S3Credentials{AccessKeyID: string(secret["AWS_ACCESS_KEY_ID"]), SecretAccessKey: string(secret["AWS_SECRET_ACCESS_KEY"]), CA: secret[KeyCA]}
 	}
 	return r.S3.Resolve(ctx, S3Location{
 		Endpoint: string(deref(s.Endpoint)), Bucket: s.Bucket,

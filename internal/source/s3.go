@@ -37,9 +37,12 @@ type S3Location struct {
 	Region   string
 }
 
-// S3Credentials of a bucket; nil reads it anonymously.
+// S3Credentials of a bucket; nil, or no access key, reads it anonymously.
 type S3Credentials struct {
 	AccessKeyID, SecretAccessKey string
+	// CA is the PEM bundle the server's certificate is checked against, in
+	// place of the system's; nil keeps the system's.
+	CA []byte
 }
 
 // An S3Resolver resolves an S3 location to the identity of its content
@@ -60,7 +63,16 @@ func NewS3Resolver(c *http.Client) *S3Resolver {
 // object's key, ETag and version. Any change to any object is a new identity;
 // nothing is downloaded.
 func (r *S3Resolver) Resolve(ctx context.Context, loc S3Location, creds *S3Credentials) (string, error) {
-	return bounded(ctx, r.client, r.limits, func(ctx context.Context, c *http.Client) (string, error) {
+	var ca []byte
+	if creds != nil {
+		ca = creds.CA
+	}
+	client, err := trusted(r.client, ca)
+	if err != nil {
+		return "", err
+	}
+	defer client.close()
+	return bounded(ctx, client.Client, r.limits, func(ctx context.Context, c *http.Client) (string, error) {
 		return resolveS3(ctx, c.Transport, r.limits.Keys, loc, creds)
 	})
 }
@@ -75,7 +87,7 @@ func resolveS3(ctx context.Context, transport http.RoundTripper, maxKeys int, lo
 		host, secure = u.Host, u.Scheme == "https"
 	}
 	c := credentials.NewStaticV4("", "", "")
-	if creds != nil {
+	if creds != nil && creds.AccessKeyID != "" {
 		c = credentials.NewStaticV4(creds.AccessKeyID, creds.SecretAccessKey, "")
 	}
 	s3, err := minio.New(host, &minio.Options{Creds: c, Secure: secure, Region: loc.Region, Transport: transport, BucketLookup: minio.BucketLookupPath})

@@ -7,8 +7,6 @@ package gitserver
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"net"
 	"net/http/cgi" //nolint:gosec // git-http-backend for tests on loopback; Go fixed Httpoxy in 1.6.3.
@@ -64,11 +62,7 @@ func StartOn(t testing.TB, name, addr string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	certPEM, keyPEM, err := ca.IssueFor(x509.Certificate{
-		Subject:     pkix.Name{CommonName: host},
-		IPAddresses: []net.IP{net.ParseIP(host)},
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	})
+	certPEM, keyPEM, err := ca.IssueForIP(net.ParseIP(host))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,6 +94,16 @@ func (ca CA) IssueFor(tmpl x509.Certificate) (certPEM, keyPEM []byte, err error)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
 }
 
+// IssueForIP signs a server certificate for an IP address, such as the
+// host's end of a cluster node's link, and returns it and its key as PEM.
+func (ca CA) IssueForIP(ip net.IP) (certPEM, keyPEM []byte, err error) {
+	return ca.IssueFor(x509.Certificate{
+		Subject:     pkix.Name{CommonName: ip.String()},
+		IPAddresses: []net.IP{ip},
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	})
+}
+
 // Serve serves a handler on loopback over TLS with a certificate of the CA.
 func (ca CA) Serve(cn string, h http.Handler) (*httptest.Server, error) {
 	certPEM, keyPEM, err := ca.Issue(cn)
