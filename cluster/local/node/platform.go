@@ -9,12 +9,14 @@ import (
 	goruntime "runtime"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
 )
@@ -47,6 +49,46 @@ const (
 	errRuntimeCfg   = "cannot name the provider's runtime config"
 	errFmtUnhealthy = "the packages did not become healthy: %s"
 )
+
+// Prepare publishes the Kaniko executor, the base images, Go's run image,
+// the source fetcher and the relay on the node's registry, and installs
+// Crossplane and the packages as a platform does: what make run and the
+// benchmarks of the platform start from.
+func (c *Cluster) Prepare(ctx context.Context, root, bin string) error {
+	publish := []func(context.Context, string) error{c.PublishExecutor, c.PublishRelay, c.PublishStatic}
+	for _, img := range DebianImages() {
+		publish = append(publish, func(ctx context.Context, bin string) error { return c.PublishDebian(ctx, bin, img) })
+	}
+	for _, p := range publish {
+		if err := p(ctx, bin); err != nil {
+			return err
+		}
+	}
+	if err := c.InstallCrossplane(ctx, bin); err != nil {
+		return err
+	}
+	return c.InstallPlatform(ctx, root, bin)
+}
+
+// TenantLabel marks the namespaces the node's provider configs serve, as
+// examples/namespace.yaml does.
+const TenantLabel = "lambda.crossplane.io/tenant"
+
+// ProviderConfig is a ClusterProviderConfig for workloads on the node:
+// builds and relays from what Prepare published, for the namespaces with
+// TenantLabel, with the provider's own identity.
+func ProviderConfig(name string) *v1alpha1.ClusterProviderConfig {
+	return &v1alpha1.ClusterProviderConfig{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.ClusterProviderConfigKind},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1alpha1.ClusterProviderConfigSpec{
+			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{TenantLabel: "true"}},
+			Credentials:       v1alpha1.ClusterProviderCredentials{Source: v1alpha1.CredentialsSourceInjectedIdentity},
+			Build:             BuildDefaults(),
+			Eventing:          EventingDefaults(),
+		},
+	}
+}
 
 // InstallPlatform installs this project the way the README has a platform
 // engineer do it, on a cluster that runs Crossplane (InstallCrossplane):

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
@@ -44,52 +43,19 @@ func startNode(ctx context.Context, root, bin string) (*node.Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := prepareNode(ctx, c, root, bin); err != nil {
+	fmt.Println("Publishing what builds start from on the node's registry, then installing Crossplane from its Helm chart and the configuration package, which brings the provider and the function.")
+	if err := c.Prepare(ctx, root, bin); err != nil {
 		_ = c.Stop()
 		return nil, err
 	}
 	return c, nil
 }
 
-// prepareNode publishes the Kaniko executor, the base images, Go's run
-// image, the source fetcher and the relay on the node's registry, and installs Crossplane and
-// the packages as a platform does.
-func prepareNode(ctx context.Context, c *node.Cluster, root, bin string) error {
-	if err := c.PublishExecutor(ctx, bin); err != nil {
-		return err
-	}
-	if err := c.PublishRelay(ctx, bin); err != nil {
-		return err
-	}
-	if err := c.PublishStatic(ctx, bin); err != nil {
-		return err
-	}
-	for _, img := range node.DebianImages() {
-		if err := c.PublishDebian(ctx, bin, img); err != nil {
-			return err
-		}
-	}
-	fmt.Println("Installing Crossplane from its Helm chart, then the configuration package, which brings the provider and the function.")
-	if err := c.InstallCrossplane(ctx, bin); err != nil {
-		return err
-	}
-	return c.InstallPlatform(ctx, root, bin)
-}
-
 // nodeObjects are what run applies to the local cluster once the platform
 // is installed: the default ClusterProviderConfig, with builds and relays on
 // the node, and the first function, in the examples' namespace.
 func nodeObjects() ([]*unstructured.Unstructured, error) {
-	pc := &v1alpha1.ClusterProviderConfig{
-		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: v1alpha1.ClusterProviderConfigKind},
-		ObjectMeta: metav1.ObjectMeta{Name: "default"},
-		Spec: v1alpha1.ClusterProviderConfigSpec{
-			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"lambda.crossplane.io/tenant": "true"}},
-			Credentials:       v1alpha1.ClusterProviderCredentials{Source: v1alpha1.CredentialsSourceInjectedIdentity},
-			Build:             node.BuildDefaults(),
-			Eventing:          node.EventingDefaults(),
-		},
-	}
+	pc := node.ProviderConfig("default")
 	u, err := kruntime.DefaultUnstructuredConverter.ToUnstructured(pc)
 	if err != nil {
 		return nil, errors.Wrap(err, errProviderCfg)
