@@ -244,11 +244,14 @@ peers:
 		|| echo "$(fn): not built; the benchmark leaves it out";)
 
 ## bench-cluster: what users choose a serverless platform by, on the real
-## local cluster: each runtime's cold start, split into Knative's part and
-## the wrapper's, and a burst's scale-out from zero, CLUSTER_BENCHTIME times
-## each (a function idles to zero in about 40 s before each).
+## local cluster: the seed's function from apply to its URL's reply through
+## the provider as Crossplane installs it, each runtime's build and cold
+## start, split into Knative's part and the wrapper's, a burst's scale-out
+## from zero, events through a Broker, and the platform's footprint at rest,
+## CLUSTER_BENCHTIME times each (a function idles to zero in about 40 s
+## before each cold start).
 CLUSTER_BENCHTIME ?= 3x
-bench-cluster: controlplane kube-controller-manager node kaniko relay knative base-images
+bench-cluster: controlplane kube-controller-manager node kaniko relay knative base-images crossplane crossplane-core xpkg
 	go test -run='^$$' -bench=. -benchtime=$(CLUSTER_BENCHTIME) -timeout=60m -ldflags=-w ./cluster/local/node
 
 ## bench: the function against its peers over gRPC, then the provider

@@ -31,6 +31,7 @@ const (
 // The objects the package manager names after the packages' repositories.
 const (
 	providerName      = "knative-lambda-provider-knative-lambda"
+	functionName      = "knative-lambda-function-knative-lambda"
 	configurationName = "configuration-knative-lambda"
 	// runtimeConfig is the DeploymentRuntimeConfig of
 	// examples/provider-rbac.yaml.
