@@ -24,6 +24,7 @@ func (p *pass) directAgent(in *v1beta1.Input) (observe.Verdict, error) {
 		p.keep(all)
 		return p.waiting(), err
 	}
+	observed.Served = status.LatestReadyRevision != ""
 	d, v, ok, err := p.defaults(in)
 	if err != nil || !ok {
 		p.keep(all)

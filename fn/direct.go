@@ -53,6 +53,7 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 	if b := status.Build; b != nil && b.Digest != "" {
 		rin.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
 	}
+	rin.Observed.Served = status.LatestReadyRevision != ""
 
 	d, v, ok, err := p.defaults(in)
 	if err != nil || !ok {

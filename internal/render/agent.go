@@ -257,6 +257,7 @@ func agent(in AgentInput) (*Objects, error) {
 	if len(r.targets) > 0 {
 		out.Relay = r.service()
 	}
+	served(out.Triggers, in.Name, in.Observed)
 	return out, nil
 }
 

@@ -171,6 +171,34 @@ func trigger(kind, namespace, name, brokerName string, s subscription, fallback 
 	return t
 }
 
+// AnnotationSubscriberServed is set on each Trigger that delivers to the
+// workload's own Knative Service once the Service has served (Observed's
+// Served). Knative's Trigger reconciler resolves the subscriber's address
+// again when the Service changes, yet on the real cluster, with 50
+// functions applied at once, Triggers that had failed to resolve it before
+// the Service had one stayed unresolved for over ten minutes after; any
+// change to a Trigger has Knative reconcile it at once, and this one comes
+// once, when the Service first serves.
+const AnnotationSubscriberServed = v1alpha1.Group + "/subscriber-served"
+
+// served sets AnnotationSubscriberServed on the Triggers that deliver to
+// the workload's own Knative Service, once it has served.
+func served(triggers []*eventingv1.Trigger, name string, o Observed) {
+	if !o.Served {
+		return
+	}
+	own := serviceSubscriber(name).Ref
+	for _, t := range triggers {
+		if ref := t.Spec.Subscriber.Ref; ref == nil || *ref != *own {
+			continue
+		}
+		if t.Annotations == nil {
+			t.Annotations = map[string]string{}
+		}
+		t.Annotations[AnnotationSubscriberServed] = "true"
+	}
+}
+
 // serviceSubscriber addresses the workload's own Knative Service.
 func serviceSubscriber(name string) duckv1.Destination {
 	return duckv1.Destination{Ref: &duckv1.KReference{APIVersion: servingAPIVersion, Kind: "Service", Name: name}}

@@ -190,6 +190,7 @@ func (s *serving) serve(out *Objects) {
 		sub := subscription{name: string(t.Name), key: "trigger/" + string(t.Name), filters: t.Filters, not: map[string]string{"source": source}, delivery: t.Delivery, parallelism: t.Parallelism}
 		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, BrokerName(eventing.Broker), sub, eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
 	}
+	served(out.Triggers, in.Name, in.Observed)
 	out.Schedules = s.pings
 }
 

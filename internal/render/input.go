@@ -188,6 +188,11 @@ type Observed struct {
 	// Refused maps a forward target (see ForwardTargetKey) to why it takes
 	// no events from this agent: BrokerTargets' Refused.
 	Refused map[string]string
+
+	// Served is whether a Revision of the workload's Knative Service has
+	// been ready, so that Knative has given the Service its address: the
+	// status names a latest ready Revision.
+	Served bool
 }
 
 // A Build is the outcome of a successful build.

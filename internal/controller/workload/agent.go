@@ -41,6 +41,7 @@ func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (ma
 	if err != nil {
 		return managed.ExternalObservation{}, err
 	}
+	observed.Served = mg.Status.AtProvider.LatestReadyRevision != ""
 	objs, err := render.Agent(render.AgentInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults, Observed: observed})
 	at := &mg.Status.AtProvider
 	if err != nil {

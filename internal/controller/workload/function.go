@@ -84,6 +84,7 @@ func (c *functionClient) input(ctx context.Context, mg *v1alpha1.LambdaFunction)
 	if b := at.Build; b != nil && b.Digest != "" {
 		in.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
 	}
+	in.Observed.Served = at.LatestReadyRevision != ""
 	kind := sourceKind(spec.Source)
 	if kind == "" {
 		return in, nil
