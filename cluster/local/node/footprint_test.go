@@ -3,11 +3,14 @@ package node
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,9 +58,9 @@ func (f footprint) plus(o footprint) footprint {
 // shims and every pod) at rest, with 0, 10 and 50 of the seed's functions,
 // built once and applied as prebuilt images, each with its Broker's
 // Trigger, scaled to zero. Each operation is one window of restWindow:
-// memory is read at its end, CPU averaged over it in millicores.
-// services counts the Knative Services in the cluster, which the other
-// benchmarks' leave behind too.
+// memory is read at its end, CPU averaged over it in millicores. It logs
+// each part of the cluster, the busiest first; services counts the Knative
+// Services in the cluster, which the other benchmarks leave behind too.
 func BenchmarkFootprint(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Minute)
 	defer cancel()
@@ -66,30 +69,28 @@ func BenchmarkFootprint(b *testing.B) {
 	idle := platform.seed.DeepCopy()
 	idle.Spec.ForProvider.Scaling = &v1alpha1.Scaling{Window: ptr.To(v1alpha1.GoDuration("6s"))}
 	built, _ := apply(ctx, b, kube, idle, tenant(ctx, b, kube), configCache)
-	prebuilt := idle.DeepCopy()
-	prebuilt.Spec.ForProvider.Source = v1alpha1.FunctionSource{Image: &v1alpha1.ImageSource{
-		Repository: v1alpha1.ImageRepository(built.repository),
-		Digest:     ptr.To(v1alpha1.ImageDigest(built.digest)),
-	}}
+	prebuilt := built.prebuilt(idle)
 	for _, n := range []int{0, 10, 50} {
 		b.Run(fmt.Sprintf("Functions=%d", n), func(b *testing.B) {
 			ns := tenant(ctx, b, kube)
 			restingFunctions(ctx, b, kube, prebuilt, ns, n)
-			parts := func() [3]footprint {
-				return [3]footprint{podFootprint(b, kube, providerName), podFootprint(b, kube, functionName), clusterFootprint(b, c)}
-			}
-			var sums [3]footprint
+			var sum map[string]footprint
 			for b.Loop() {
-				before := parts()
+				before := clusterParts(b, c, kube)
 				time.Sleep(restWindow)
-				after := parts()
-				for i := range sums {
-					sums[i] = sums[i].plus(footprint{bytes: after[i].bytes, cpu: after[i].cpu - before[i].cpu})
-				}
+				sum = added(sum, since(clusterParts(b, c, kube), before))
 			}
-			for i, name := range []string{"provider", "function", "cluster"} {
-				b.ReportMetric(float64(sums[i].bytes)/float64(b.N)/(1<<20), name+"-MiB")
-				b.ReportMetric(sums[i].cpu/float64(b.N)/restWindow.Seconds()*1000, name+"-mcpu")
+			var cluster footprint
+			for _, f := range sum {
+				cluster = cluster.plus(f)
+			}
+			sum["cluster"] = cluster
+			for _, name := range []string{"provider", "function", "cluster"} {
+				b.ReportMetric(float64(sum[name].bytes)/float64(b.N)/(1<<20), name+"-MiB")
+				b.ReportMetric(sum[name].cpu/float64(b.N)/restWindow.Seconds()*1000, name+"-mcpu")
+			}
+			for _, name := range slices.SortedFunc(maps.Keys(sum), func(x, y string) int { return cmp.Compare(sum[y].cpu, sum[x].cpu) }) {
+				b.Logf("%-28s %7.1f MiB %7.1f mcpu", name, float64(sum[name].bytes)/float64(b.N)/(1<<20), sum[name].cpu/float64(b.N)/restWindow.Seconds()*1000)
 			}
 			svcs := &servingv1.ServiceList{}
 			if err := kube.List(ctx, svcs); err != nil {
@@ -138,41 +139,93 @@ func restingFunctions(ctx context.Context, b *testing.B, kube client.Client, pre
 	})
 }
 
-// podFootprint is the footprint of the running pod in CrossplaneNamespace
-// whose name starts with prefix, the package manager's name for the
-// provider's or the function's package.
-func podFootprint(b *testing.B, kube client.Client, prefix string) footprint {
+// clusterParts is the footprint of each part of the cluster, its CPU
+// time so far: each of its processes by name, containerd's shims together,
+// the provider's and the function's pods, and the other pods of each
+// namespace together.
+func clusterParts(b *testing.B, c *Cluster, kube client.Client) map[string]footprint {
 	b.Helper()
+	parts := map[string]footprint{}
+	add := func(name string, f footprint) { parts[name] = parts[name].plus(f) }
+	for _, p := range c.procs {
+		add(p.Name, processFootprint(b, p.Pid()))
+	}
+	for _, pid := range shimPids(b) {
+		add("containerd shims", processFootprint(b, pid))
+	}
+	cgroups := podCgroups(b)
 	pods := &corev1.PodList{}
-	if err := kube.List(context.Background(), pods, client.InNamespace(CrossplaneNamespace)); err != nil {
+	if err := kube.List(context.Background(), pods); err != nil {
 		b.Fatal(err)
 	}
 	for _, p := range pods.Items {
-		if strings.HasPrefix(p.Name, prefix) && p.Status.Phase == corev1.PodRunning {
-			return cgroupFootprint(b, podCgroup(b, p.UID))
+		rel, ok := cgroups[p.UID]
+		if !ok {
+			continue
 		}
+		name := "pods in " + p.Namespace
+		switch {
+		case p.Namespace != CrossplaneNamespace:
+		case strings.HasPrefix(p.Name, providerName):
+			name = "provider"
+		case strings.HasPrefix(p.Name, functionName):
+			name = "function"
+		}
+		add(name, cgroupFootprint(b, rel))
 	}
-	b.Fatalf("no running pod %s-* in %s", prefix, CrossplaneNamespace)
-	return footprint{}
+	return parts
 }
 
-// podCgroup is the path of a pod's cgroup under the kubelet's root: the
-// kubelet names it for the pod's UID, under its QoS class.
-func podCgroup(b *testing.B, uid types.UID) string {
-	b.Helper()
-	var found string
-	err := filepath.WalkDir(memoryCgroups, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() && d.Name() == "pod"+string(uid) {
-			found = path
-			return filepath.SkipAll
-		}
-		return err
-	})
-	if err != nil || found == "" {
-		b.Fatalf("no cgroup of pod %s under %s: %v", uid, memoryCgroups, err)
+// since is each part's footprint now, with the CPU it took since before.
+func since(now, before map[string]footprint) map[string]footprint {
+	out := map[string]footprint{}
+	for name, f := range now {
+		out[name] = footprint{bytes: f.bytes, cpu: f.cpu - before[name].cpu}
 	}
-	rel, _ := filepath.Rel(memoryCgroups, found)
-	return rel
+	return out
+}
+
+// added adds each part of f to sum's.
+func added(sum, f map[string]footprint) map[string]footprint {
+	if sum == nil {
+		sum = map[string]footprint{}
+	}
+	for name, v := range f {
+		sum[name] = sum[name].plus(v)
+	}
+	return sum
+}
+
+// processFootprint is a process's RSS and CPU time.
+func processFootprint(b *testing.B, pid int) footprint {
+	b.Helper()
+	u, err := process.ReadUsage(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return footprint{bytes: u.RSS, cpu: u.CPUSeconds}
+}
+
+// podCgroups are the paths of the pods' cgroups under the kubelet's root,
+// by pod UID: the kubelet names each for its pod, under its QoS class.
+func podCgroups(b *testing.B) map[types.UID]string {
+	b.Helper()
+	found := map[types.UID]string{}
+	err := filepath.WalkDir(memoryCgroups, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		if uid, ok := strings.CutPrefix(d.Name(), "pod"); ok {
+			rel, _ := filepath.Rel(memoryCgroups, path)
+			found[types.UID(uid)] = rel
+			return filepath.SkipDir
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return found
 }
 
 // cgroupFootprint reads the working set and CPU time of the cgroup at rel
@@ -183,25 +236,6 @@ func cgroupFootprint(b *testing.B, rel string) footprint {
 	inactive := statField(b, filepath.Join(memoryCgroups, rel, "memory.stat"), "total_inactive_file")
 	cpu := readUint(b, filepath.Join(cpuCgroups, rel, "cpuacct.usage"))
 	return footprint{bytes: usage - min(usage, inactive), cpu: float64(cpu) / 1e9}
-}
-
-// clusterFootprint is the footprint of the whole cluster: its processes'
-// RSS and CPU time, containerd's shims', and every pod's cgroup.
-func clusterFootprint(b *testing.B, c *Cluster) footprint {
-	b.Helper()
-	sum := cgroupFootprint(b, ".")
-	pids := shimPids(b)
-	for _, p := range c.procs {
-		pids = append(pids, p.Pid())
-	}
-	for _, pid := range pids {
-		u, err := process.ReadUsage(pid)
-		if err != nil {
-			b.Fatal(err)
-		}
-		sum = sum.plus(footprint{bytes: u.RSS, cpu: u.CPUSeconds})
-	}
-	return sum
 }
 
 // shimPids are the containerd shims of the machine, which run outside the
