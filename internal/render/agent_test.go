@@ -142,9 +142,11 @@ func TestForwardConsent(t *testing.T) {
 
 // TestRefusedForward checks that a refused forward renders no Trigger and
 // says why, while the agent's other Triggers render.
-func TestRefusedForward(t *testing.T) {
-	key := "agent/support/triage"
-	out, err := Agent(AgentInput{Namespace: "sales", Name: "leads", Spec: v1alpha1.LambdaAgentParameters{
+// leads renders an agent of namespace sales with a subscription and a
+// forward to agent support/triage (forwardToTriage), given what o says was
+// observed.
+func leads(o Observed) (*Objects, error) {
+	return Agent(AgentInput{Namespace: "sales", Name: "leads", Observed: o, Spec: v1alpha1.LambdaAgentParameters{
 		Image: v1alpha1.AgentImage{Repository: "ghcr.io/acme/agent", Tag: ptr.To[v1alpha1.ImageTag]("v1")},
 		AI:    v1alpha1.AI{Provider: v1alpha1.AIProviderOllama, Endpoint: ptr.To[v1alpha1.HTTPURL]("http://ollama.ai.svc:11434"), Model: "llama3.2:3b"},
 		Eventing: &v1alpha1.AgentEventing{
@@ -152,10 +154,20 @@ func TestRefusedForward(t *testing.T) {
 			Forwards: []v1alpha1.Forward{{Name: "handoff", EventTypes: []string{"com.example.lead.qualified"},
 				Target: v1alpha1.ForwardTarget{Agent: ptr.To[v1alpha1.DNSLabel]("triage"), Namespace: ptr.To[v1alpha1.DNSLabel]("support")}}},
 		},
-	}, Observed: Observed{
-		ForwardAddresses: map[string]string{key: "http://broker-ingress.knative-eventing.svc.cluster.local/support/triage"},
-		Refused:          map[string]string{key: "agent support/triage does not accept"},
 	}})
+}
+
+// forwardToTriage is the key of leads' forward target, and its address.
+const (
+	forwardToTriage        = "agent/support/triage"
+	forwardToTriageAddress = "http://broker-ingress.knative-eventing.svc.cluster.local/support/triage"
+)
+
+func TestRefusedForward(t *testing.T) {
+	out, err := leads(Observed{
+		ForwardAddresses: map[string]string{forwardToTriage: forwardToTriageAddress},
+		Refused:          map[string]string{forwardToTriage: "agent support/triage does not accept"},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,18 +19,9 @@ func TestSubscriberServed(t *testing.T) {
 			Eventing: &v1alpha1.FunctionEventing{Triggers: []v1alpha1.Trigger{{Name: "created"}, {Name: "paid"}}},
 		}})
 	}
-	forwardTo := "agent/support/triage"
 	agent := func(o Observed) (*Objects, error) {
-		o.ForwardAddresses = map[string]string{forwardTo: "http://broker-ingress.knative-eventing.svc.cluster.local/support/triage"}
-		return Agent(AgentInput{Namespace: "sales", Name: "leads", Observed: o, Spec: v1alpha1.LambdaAgentParameters{
-			Image: v1alpha1.AgentImage{Repository: "ghcr.io/acme/agent", Tag: ptr.To[v1alpha1.ImageTag]("v1")},
-			AI:    v1alpha1.AI{Provider: v1alpha1.AIProviderOllama, Endpoint: ptr.To[v1alpha1.HTTPURL]("http://ollama.ai.svc:11434"), Model: "llama3.2:3b"},
-			Eventing: &v1alpha1.AgentEventing{
-				Subscriptions: []v1alpha1.Subscription{{Name: "inbound", EventType: "com.example.lead"}},
-				Forwards: []v1alpha1.Forward{{Name: "handoff", EventTypes: []string{"com.example.lead.qualified"},
-					Target: v1alpha1.ForwardTarget{Agent: ptr.To[v1alpha1.DNSLabel]("triage"), Namespace: ptr.To[v1alpha1.DNSLabel]("support")}}},
-			},
-		}})
+		o.ForwardAddresses = map[string]string{forwardToTriage: forwardToTriageAddress}
+		return leads(o)
 	}
 	cases := map[string]struct {
 		reason string

@@ -49,18 +49,17 @@ func NewGitResolver(c *http.Client) *GitResolver {
 // A commit id is its own identity, but its repository is still asked for
 // its refs: the build pod clones from where the provider's dialer lets it.
 func (r *GitResolver) Resolve(ctx context.Context, url, ref string, creds *Credentials) (string, error) {
-	var ca []byte
-	if creds != nil {
-		ca = creds.CA
-	}
-	client, err := trusted(r.client, ca)
-	if err != nil {
-		return "", err
-	}
-	defer client.close()
-	return bounded(ctx, client.Client, r.limits, func(ctx context.Context, c *http.Client) (string, error) {
+	return boundedTrusting(ctx, r.client, r.limits, creds.bundle(), func(ctx context.Context, c *http.Client) (string, error) {
 		return resolveGit(ctx, githttp.NewClient(c), url, ref, creds)
 	})
+}
+
+// bundle is the CA bundle of the credentials, if any.
+func (c *Credentials) bundle() []byte {
+	if c == nil {
+		return nil
+	}
+	return c.CA
 }
 
 func resolveGit(ctx context.Context, t transport.Transport, url, ref string, creds *Credentials) (string, error) {

@@ -63,18 +63,17 @@ func NewS3Resolver(c *http.Client) *S3Resolver {
 // object's key, ETag and version. Any change to any object is a new identity;
 // nothing is downloaded.
 func (r *S3Resolver) Resolve(ctx context.Context, loc S3Location, creds *S3Credentials) (string, error) {
-	var ca []byte
-	if creds != nil {
-		ca = creds.CA
-	}
-	client, err := trusted(r.client, ca)
-	if err != nil {
-		return "", err
-	}
-	defer client.close()
-	return bounded(ctx, client.Client, r.limits, func(ctx context.Context, c *http.Client) (string, error) {
+	return boundedTrusting(ctx, r.client, r.limits, creds.bundle(), func(ctx context.Context, c *http.Client) (string, error) {
 		return resolveS3(ctx, c.Transport, r.limits.Keys, loc, creds)
 	})
+}
+
+// bundle is the CA bundle of the credentials, if any.
+func (c *S3Credentials) bundle() []byte {
+	if c == nil {
+		return nil
+	}
+	return c.CA
 }
 
 func resolveS3(ctx context.Context, transport http.RoundTripper, maxKeys int, loc S3Location, creds *S3Credentials) (string, error) {

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"net/http"
@@ -17,44 +18,32 @@ const (
 // server's certificate is checked against, as Flux's sources take it.
 const KeyCA = "ca.crt"
 
-// A trustingClient is a resolver's client for one resolve.
-type trustingClient struct {
-	*http.Client
-	// own is whether the client has a transport of its own.
-	own bool
-}
-
-// close ends a transport of its own: nothing reuses its connection, which
-// would otherwise idle open for a minute and a half.
-func (c trustingClient) close() {
-	if c.own {
-		c.CloseIdleConnections()
-	}
-}
-
-// trusted is c, or with a CA bundle a copy of c that checks servers'
-// certificates against the bundle alone, in place of the system's, as
-// git's GIT_SSL_CAINFO and the AWS CLI's AWS_CA_BUNDLE do in the build pod:
-// a server the provider resolves is then one the build can fetch from. The
-// copy keeps c's dialer, so the fence of addresses stays.
-func trusted(c *http.Client, ca []byte) (trustingClient, error) {
+// boundedTrusting is bounded over c or, given a CA bundle, over a copy of c
+// that checks servers' certificates against the bundle alone, in place of
+// the system's, as git's GIT_SSL_CAINFO and the AWS CLI's AWS_CA_BUNDLE do
+// in the build pod: a server the provider resolves is then one the build
+// can fetch from. The copy keeps c's dialer, so the fence of addresses
+// stays, and its connections are closed when the resolve ends: nothing
+// reuses them, and they would otherwise idle open for a minute and a half.
+func boundedTrusting(ctx context.Context, c *http.Client, l Limits, ca []byte, resolve func(context.Context, *http.Client) (string, error)) (string, error) {
 	if ca == nil {
-		return trustingClient{Client: c}, nil
+		return bounded(ctx, c, l, resolve)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(ca) {
-		return trustingClient{}, unresolvable(errors.New(errNoCA))
+		return "", unresolvable(errors.New(errNoCA))
 	}
 	t, ok := c.Transport.(*http.Transport)
 	if !ok {
-		return trustingClient{}, errors.New(errNoTransport)
+		return "", errors.New(errNoTransport)
 	}
 	t = t.Clone()
 	if t.TLSClientConfig == nil {
 		t.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
 	t.TLSClientConfig.RootCAs = pool
-	copied := *c
-	copied.Transport = t
-	return trustingClient{Client: &copied, own: true}, nil
+	trusting := *c
+	trusting.Transport = t
+	defer trusting.CloseIdleConnections()
+	return bounded(ctx, &trusting, l, resolve)
 }
