@@ -57,8 +57,9 @@ const (
 	workspace    = "/workspace"
 	buildFiles   = "/build"
 	dockerConfig = "/kaniko/.docker"
-	gitSecret    = "/etc/git-secret"
-	s3Secret     = "/etc/s3-secret"
+	// The fetcher's mounts of a git or S3 source's Secret.
+	gitMount = "/etc/git-secret"
+	s3Mount  = "/etc/s3-secret"
 )
 
 // contextDir is the folder of the build-context volume that holds an inline

@@ -84,7 +84,7 @@ func (b build) fetcher() (corev1.Container, []corev1.Volume) {
 		if g.SecretRef != nil {
 			name := string(g.SecretRef.Name)
 			c.Env = append(c.Env, secretEnv("GIT_USERNAME", name, "username"), secretEnv("GIT_PASSWORD", name, "password"))
-			volumes = append(volumes, secretFiles(&c, "git-secret", name, gitSecret))
+			volumes = append(volumes, secretFiles(&c, "git-secret", name, gitMount))
 		}
 	case src.S3 != nil:
 		s := src.S3
@@ -104,7 +104,7 @@ func (b build) fetcher() (corev1.Container, []corev1.Volume) {
 		if s.SecretRef != nil {
 			name := string(s.SecretRef.Name)
 			c.Env = append(c.Env, secretEnv("AWS_ACCESS_KEY_ID", name, "AWS_ACCESS_KEY_ID"), secretEnv("AWS_SECRET_ACCESS_KEY", name, "AWS_SECRET_ACCESS_KEY"))
-			volumes = append(volumes, secretFiles(&c, "s3-secret", name, s3Secret))
+			volumes = append(volumes, secretFiles(&c, "s3-secret", name, s3Mount))
 		}
 	}
 	return c, volumes
