@@ -3,6 +3,7 @@ package observe
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -91,6 +92,10 @@ func Build(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
 	if !o.Done && !o.Failed {
 		return o
 	}
+	// The newest pod's words win: a retried build's last attempt.
+	pods = slices.SortedStableFunc(slices.Values(pods), func(a, b corev1.Pod) int {
+		return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)
+	})
 	for _, p := range pods {
 		for _, cs := range p.Status.ContainerStatuses {
 			t := cs.State.Terminated

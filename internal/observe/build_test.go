@@ -70,6 +70,16 @@ func TestBuild(t *testing.T) {
 			pods:   []corev1.Pod{pod(1, strings.Repeat("INFO[0001] Taking snapshot of files...\n", 80)+"error building image: exit status 127")},
 			want:   BuildOutcome{Failed: true, Message: "..." + strings.Repeat("INFO[0001] Taking snapshot of files...\n", (maxBuildMessage-len("error building image: exit status 127"))/len("INFO[0001] Taking snapshot of files...\n")) + "error building image: exit status 127", Cause: CauseBuild},
 		},
+		"RetriedLastWins": {
+			reason: "A retried build's message is its newest pod's, whatever the order the API lists its pods in.",
+			job:    job(batchv1.JobFailed, "BackoffLimitExceeded"),
+			pods: func() []corev1.Pod {
+				first, retry := pod(1, "error: first attempt"), pod(1, "error: the retry")
+				first.CreationTimestamp, retry.CreationTimestamp = metav1.Unix(100, 0), metav1.Unix(120, 0)
+				return []corev1.Pod{retry, first}
+			}(),
+			want: BuildOutcome{Failed: true, Message: "error: the retry", Cause: CauseBuild},
+		},
 		"FailedInColour": {
 			reason: "Kaniko's log colours its levels, as the real node showed; the message keeps the words, not the terminal's sequences.",
 			job:    job(batchv1.JobFailed, "BackoffLimitExceeded"),
