@@ -48,14 +48,11 @@ func TestUnschedulableGoesStale(t *testing.T) {
 
 	svc := built.Service.DeepCopy()
 	svc.Name = "unschedulable"
-	// Knative's default autoscaling window keeps the failed Revision's pod
-	// for a minute and a half, past the moment room is advertised: at the
-	// shortest window, on CI's busy node, the autoscaler had scaled it away
-	// before.
-	if svc.Spec.Template.Annotations == nil {
-		svc.Spec.Template.Annotations = map[string]string{}
-	}
-	delete(svc.Spec.Template.Annotations, annotationWindow)
+	idleQuickly(svc)
+	// On CI's busy node the autoscaler once scaled the failed Revision's
+	// pod away before room was advertised; Knative keeps the last pod this
+	// long once it would scale to zero.
+	svc.Spec.Template.Annotations["autoscaling.knative.dev/scale-to-zero-pod-retention-period"] = "5m"
 	svc.Spec.Template.Annotations[annotationProgressDeadline] = "20s"
 	ctr := &svc.Spec.Template.Spec.Containers[0]
 	ctr.Command = []string{"python", "-c", "import sys; sys.stderr.write('refusing to start'); sys.exit(3)"}
