@@ -88,10 +88,11 @@ var knativeSkipped = []string{
 func knativeConfig() map[string]map[string]string {
 	return map[string]map[string]string{
 		"config-network": {"ingress-class": kingress.Class},
-		// Knative resolves a tag to a digest over HTTPS: the node's
-		// registry speaks plain HTTP, and registry.local's images are
-		// imported into containerd, served by no registry.
-		"config-deployment": {"registries-skipping-tag-resolving": "kind.local,ko.local,dev.local,registry.local," + Registry},
+		// registry.local's images are imported into containerd, served
+		// by no registry. The node's registry is not skipped: Knative
+		// resolves its tags to digests as a user's cluster does, over
+		// plain HTTP since its address is private.
+		"config-deployment": {"registries-skipping-tag-resolving": "kind.local,ko.local,dev.local,registry.local"},
 		"config-domain":     {Domain: ""},
 	}
 }

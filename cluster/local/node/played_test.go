@@ -68,7 +68,7 @@ func TestPlayedBuildEndsAsReal(t *testing.T) {
 		},
 		"BaseImageMissing": {
 			reason: "A build whose base image is not in the registry fails after its retry, with Kaniko's own words at the end of its log.",
-			base:   func(string) string { return Registry + "/library/missing:1" },
+			base:   func(string) string { return unknownTag },
 		},
 	}
 	for name, tc := range cases {

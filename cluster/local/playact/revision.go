@@ -136,9 +136,11 @@ func Unschedulable(message string) RevisionFault {
 
 // ContainerMissing is an image tag Knative cannot resolve to a digest; the
 // message wraps the registry's error as the revision reconciler's
-// background resolver does.
+// background resolver does. The resources stay as the reconciler marked
+// them while it waited for the resolver, since it makes no Deployment.
 func ContainerMissing(image, resolveError string) RevisionFault {
 	return func(_ string, rs *knservingv1.RevisionStatus) {
+		rs.MarkResourcesAvailableUnknown(knservingv1.ReasonResolvingDigests, "")
 		msg := knservingv1.RevisionContainerMissingMessage(image, "failed to resolve image to digest") + ": " + resolveError
 		rs.MarkContainerHealthyFalse(knservingv1.ReasonContainerMissing, msg)
 	}
