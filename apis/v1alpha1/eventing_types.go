@@ -31,7 +31,8 @@ type Broker struct {
 	Name DNSLabel `json:"name,omitempty"`
 
 	// Create the Broker when it does not exist. A Broker created here is
-	// deleted with its last user; one that existed before is never deleted.
+	// deleted by the last to go of the workloads that create it or listen
+	// on it; one that existed before is never deleted.
 	// +optional
 	Create bool `json:"create,omitempty"`
 

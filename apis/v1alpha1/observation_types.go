@@ -85,9 +85,9 @@ type EventingObservation struct {
 	// +optional
 	Broker string `json:"broker,omitempty"`
 
-	// CreatedBrokers are the Brokers the workload created and has yet to
-	// delete: the one its spec creates and, until it is gone or another
-	// workload's Trigger uses it, one its spec created before.
+	// CreatedBrokers are the Brokers the workload has yet to leave: the
+	// one its spec creates and, until it is gone or another workload
+	// creates it or listens on it, one it created or listened on before.
 	// +optional
 	CreatedBrokers []string `json:"createdBrokers,omitempty"`
 

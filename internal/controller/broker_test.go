@@ -58,6 +58,49 @@ func TestSharedBroker(t *testing.T) {
 	wait.Until(ctx, t, "the Broker goes with its last user", func() string { return gone(ctx, c, broker) })
 }
 
+// TestHandedOverBrokerGoes checks that a Broker goes with the last to leave
+// of the functions that create it or listen on it, whether it created it
+// or not: its creator, which only sends to it, keeps it while a listener
+// comes and goes, and when the creator goes before the next listener, that
+// listener takes the Broker with it. Before creators said so on the Broker,
+// it stayed for good.
+func TestHandedOverBrokerGoes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	_, c, ns := newScene(ctx, t, "handed", keep)
+	listens := &v1alpha1.FunctionEventing{Broker: &v1alpha1.Broker{Name: "handed"}, Triggers: []v1alpha1.Trigger{{Name: "all"}}}
+	maker := eventedFunction(ctx, t, c, ns, "maker", &v1alpha1.FunctionEventing{Broker: &v1alpha1.Broker{Name: "handed", Create: true}})
+	waitCondition(ctx, t, c, maker, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+	broker := &eventingv1.Broker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "handed"}}
+
+	early := eventedFunction(ctx, t, c, ns, "early", listens)
+	waitCondition(ctx, t, c, early, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+	if err := c.Delete(ctx, early); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, "the first listener is gone", func() string { return gone(ctx, c, early) })
+	if err := c.Get(ctx, client.ObjectKeyFromObject(broker), broker); err != nil {
+		t.Fatalf("the Broker went with a listener, while its creator still sends to it: %v", err)
+	}
+
+	late := eventedFunction(ctx, t, c, ns, "late", listens)
+	waitCondition(ctx, t, c, late, xpv2.TypeReady, corev1.ConditionTrue, "", "")
+	if err := c.Delete(ctx, maker); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, "the creator is gone", func() string { return gone(ctx, c, maker) })
+	if err := c.Get(ctx, client.ObjectKeyFromObject(broker), broker); err != nil {
+		t.Fatalf("the Broker went with its creator, while a listener still uses it: %v", err)
+	}
+	if got := render.Creators(broker); len(got) > 0 {
+		t.Errorf("the creator left, and the Broker still names creators %v", got)
+	}
+	if err := c.Delete(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, "the Broker goes with the last listener", func() string { return gone(ctx, c, broker) })
+}
+
 // TestLastUserWaitsForItsBroker checks that the last user of a Broker it
 // created does not go before the Broker, though its own objects went first:
 // the API server refuses to delete the Broker for a while (a provider killed
@@ -208,6 +251,13 @@ func soleBrokerUser(ctx context.Context, t *testing.T, scene, name, broker strin
 // it subscribes to, and plays its Service Ready.
 func brokerUser(ctx context.Context, t *testing.T, c client.Client, ns, name, broker string) *v1alpha1.LambdaFunction {
 	t.Helper()
+	return eventedFunction(ctx, t, c, ns, name, &v1alpha1.FunctionEventing{Broker: &v1alpha1.Broker{Name: v1alpha1.DNSLabel(broker), Create: true}, Triggers: []v1alpha1.Trigger{{Name: "all"}}})
+}
+
+// eventedFunction creates a function of a prebuilt image with the
+// eventing, and plays its Service Ready.
+func eventedFunction(ctx context.Context, t *testing.T, c client.Client, ns, name string, e *v1alpha1.FunctionEventing) *v1alpha1.LambdaFunction {
+	t.Helper()
 	tag := v1alpha1.ImageTag("v1")
 	fn := &v1alpha1.LambdaFunction{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -215,7 +265,7 @@ func brokerUser(ctx context.Context, t *testing.T, c client.Client, ns, name, br
 			ManagedResourceSpec: xpv2.ManagedResourceSpec{ProviderConfigReference: &xpv2.ProviderConfigReference{Kind: v1alpha1.ProviderConfigKind, Name: "default"}},
 			ForProvider: v1alpha1.LambdaFunctionParameters{
 				Source:   v1alpha1.FunctionSource{Image: &v1alpha1.ImageSource{Repository: "ghcr.io/acme/fn", Tag: &tag}},
-				Eventing: &v1alpha1.FunctionEventing{Broker: &v1alpha1.Broker{Name: v1alpha1.DNSLabel(broker), Create: true}, Triggers: []v1alpha1.Trigger{{Name: "all"}}},
+				Eventing: e,
 			},
 		},
 	}

@@ -217,7 +217,7 @@ func agent(in AgentInput) (*Objects, error) {
 		serviceAccountName: spec.ServiceAccountName, pullSecrets: spec.Image.PullSecrets, meta: spec.Workload,
 		route: routes,
 	}.service()
-	out.Broker, out.BrokerConfig = broker(in.Namespace, eventing.Broker)
+	out.Broker, out.BrokerConfig = broker(v1alpha1.LambdaAgentKind, in.Namespace, in.Name, eventing.Broker)
 
 	for _, s := range eventing.Subscriptions {
 		filters := map[string]string{"type": s.EventType}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,9 +50,37 @@ func BrokerName(b *v1alpha1.Broker) string {
 	return string(b.Name)
 }
 
+// creatorDomain prefixes the annotations by which each resource that
+// creates a Broker says so on it: a Broker is shared, so the resources that
+// create it and are not gone are only known from the Broker itself.
+const creatorDomain = "creators." + v1alpha1.Group
+
+// CreatorAnnotation is the annotation by which a resource says it creates a
+// Broker. Kind and name fit a key's 63 characters: names have at most 46.
+func CreatorAnnotation(kind, name string) string {
+	return creatorDomain + "/" + kind + "." + name
+}
+
+// Creators are the annotations of a Broker by which resources say they
+// create it.
+func Creators(b metav1.Object) []string {
+	var out []string
+	for k := range b.GetAnnotations() {
+		if isCreator(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// isCreator is true of the key of a creator's annotation.
+func isCreator(key string) bool {
+	return strings.HasPrefix(key, creatorDomain+"/")
+}
+
 // broker renders the Broker a workload creates, with the RabbitmqBrokerConfig
 // it gets of its own, or nils when it uses one that exists.
-func broker(namespace string, b *v1alpha1.Broker) (*eventingv1.Broker, *unstructured.Unstructured) {
+func broker(kind, namespace, name string, b *v1alpha1.Broker) (*eventingv1.Broker, *unstructured.Unstructured) {
 	if b == nil || !b.Create {
 		return nil, nil
 	}
@@ -66,7 +95,7 @@ func broker(namespace string, b *v1alpha1.Broker) (*eventingv1.Broker, *unstruct
 			Namespace:   namespace,
 			Name:        BrokerName(b),
 			Labels:      brokerLabels(),
-			Annotations: map[string]string{annotationBrokerClass: string(class)},
+			Annotations: map[string]string{annotationBrokerClass: string(class), CreatorAnnotation(kind, name): "true"},
 		},
 		Spec: eventingv1.BrokerSpec{Config: rabbitmqConfig(namespace, b.RabbitMQ, config), Delivery: delivery(b.Delivery, nil, nil)},
 	}, config
@@ -259,18 +288,10 @@ func delivery(own, fallback *v1alpha1.Delivery, sink *v1alpha1.Sink) *eventingdu
 	return out
 }
 
-// CreatedBroker returns the Broker a workload's spec creates, if any, after
-// its RabbitmqBrokerConfig: what its last user deletes.
-func CreatedBroker(namespace string, b *v1alpha1.Broker) []kube.Object {
-	o := &Objects{}
-	o.Broker, o.BrokerConfig = broker(namespace, b)
-	return o.Brokers()
-}
-
 // BrokerNamed returns what a Broker the provider created by that name may
-// consist of, after its RabbitmqBrokerConfig, as CreatedBroker does, for a
-// Broker no spec renders any more. Only their kinds and names are set: they
-// are for finding the live objects, not for applying.
+// consist of, its RabbitmqBrokerConfig and then the Broker, as Objects'
+// Brokers are ordered. Only their kinds and names are set: they are for
+// finding the live objects, not for applying.
 func BrokerNamed(namespace, name string) []kube.Object {
 	config := &unstructured.Unstructured{}
 	config.SetAPIVersion(RabbitMQBrokerConfigAPIVersion)

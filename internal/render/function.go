@@ -98,7 +98,7 @@ func function(in FunctionInput) (*Objects, error) {
 	} else if err := s.build(out); err != nil {
 		return nil, err
 	}
-	out.Broker, out.BrokerConfig = broker(in.Namespace, eventing.Broker)
+	out.Broker, out.BrokerConfig = broker(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, eventing.Broker)
 	if out.BuildJob != nil {
 		// Nothing to serve yet; the Triggers and schedules follow the
 		// Service, once Built knows the image.

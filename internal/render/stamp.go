@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 )
 
@@ -68,10 +69,17 @@ func stampEach(objs []kube.Object, lend EncodedFn) error {
 func stamp(o kube.Object, lend EncodedFn) error {
 	w := borrowHasher()
 	defer w.done()
-	h := &jsonHash{hasher: w, keep: lend != nil}
+	hashed := withoutCreators(o)
+	h := &jsonHash{hasher: w, keep: lend != nil && hashed == o}
 	w.json, w.verbatim = w.json[:0], w.verbatim[:0]
-	if err := encodeJSON(h, o); err != nil {
+	if err := encodeJSON(h, hashed); err != nil {
 		return errors.Wrap(err, errStamp)
+	}
+	if lend != nil && hashed != o {
+		var err error
+		if w.json, err = json.Marshal(o); err != nil {
+			return errors.Wrap(err, errStamp)
+		}
 	}
 	// A map of its own, with room for the stamp: render changes no map it
 	// was given, such as a spec's annotations.
@@ -84,6 +92,21 @@ func stamp(o kube.Object, lend EncodedFn) error {
 		return nil
 	}
 	return lend(o, w.json, w.verbatim)
+}
+
+// withoutCreators is o without the annotation by which its resource says it
+// creates a Broker, which its stamp leaves out: every creator of a shared
+// Broker renders it alike but for that, and creators whose stamps differed
+// would take the Broker from each other at every poll. It is o itself
+// when there is none.
+func withoutCreators(o kube.Object) kube.Object {
+	b, ok := o.(*eventingv1.Broker)
+	if !ok || len(Creators(b)) == 0 {
+		return o
+	}
+	b = b.DeepCopy()
+	maps.DeleteFunc(b.Annotations, func(k, _ string) bool { return isCreator(k) })
+	return b
 }
 
 // encodeJSON writes o's JSON to h as json.Marshal returns it. A ConfigMap's

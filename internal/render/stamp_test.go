@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 )
 
 // rendered returns the AnnotationRendered of every object of a prebuilt
@@ -85,5 +87,41 @@ func TestRenderedHash(t *testing.T) {
 				t.Errorf("%s\nobjects whose hash changed: -want, +got:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// TestBrokerStampSharedByCreators checks that two functions that create one
+// Broker render it with the same stamp, each with its own creator's
+// annotation, and lend its JSON with that annotation: stamps that differed
+// had the two take the Broker from each other at every poll.
+func TestBrokerStampSharedByCreators(t *testing.T) {
+	spec := v1alpha1.LambdaFunctionParameters{
+		Source:   v1alpha1.FunctionSource{Image: &v1alpha1.ImageSource{Repository: "ghcr.io/acme/fn", Tag: ptr.To(v1alpha1.ImageTag("v1"))}},
+		Eventing: &v1alpha1.FunctionEventing{Broker: &v1alpha1.Broker{Name: "orders", Create: true}},
+	}
+	stamps := map[string]string{}
+	for _, name := range []string{"first", "second"} {
+		var lent map[string]any
+		out, err := FunctionEncoded(FunctionInput{Namespace: "apps", Name: name, Spec: spec}, func(o kube.Object, b []byte, _ []Verbatim) error {
+			if o.GetObjectKind().GroupVersionKind().Kind == "Broker" {
+				return json.Unmarshal(b, &lent)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := CreatorAnnotation(v1alpha1.LambdaFunctionKind, name)
+		if diff := cmp.Diff([]string{want}, Creators(out.Broker)); diff != "" {
+			t.Errorf("%s's Broker: creators: -want, +got:\n%s", name, diff)
+		}
+		annotations, _ := lent["metadata"].(map[string]any)["annotations"].(map[string]any)
+		if annotations[want] != "true" {
+			t.Errorf("%s's Broker was lent with annotations %v; want %s", name, annotations, want)
+		}
+		stamps[name] = out.Broker.Annotations[AnnotationRendered]
+	}
+	if stamps["first"] != stamps["second"] {
+		t.Errorf("two creators stamp one Broker %q and %q; want one stamp", stamps["first"], stamps["second"])
 	}
 }

@@ -34,7 +34,7 @@ type agentClient struct {
 // and its own replies go to, and compares what is deployed with it.
 func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (managed.ExternalObservation, error) {
 	if meta.WasDeleted(mg) {
-		return c.deleting(ctx, c.createdBrokers(mg.Spec.ForProvider.Eventing.GetBroker(), mg.Status.AtProvider.Eventing))
+		return c.deleting(ctx, usedBrokers(mg.Spec.ForProvider.Eventing.GetBroker(), mg.Status.AtProvider.Eventing))
 	}
 	spec := mg.Spec.ForProvider
 	observed, err := c.addresses(ctx, mg)
@@ -106,7 +106,7 @@ func (c *agentClient) Update(ctx context.Context, _ *v1alpha1.LambdaAgent) (mana
 // Delete removes every object of the agent, and the Broker it created once
 // no one else uses it.
 func (c *agentClient) Delete(ctx context.Context, mg *v1alpha1.LambdaAgent) (managed.ExternalDelete, error) {
-	return managed.ExternalDelete{}, c.remove(ctx, c.createdBrokers(mg.Spec.ForProvider.Eventing.GetBroker(), mg.Status.AtProvider.Eventing))
+	return managed.ExternalDelete{}, c.remove(ctx, usedBrokers(mg.Spec.ForProvider.Eventing.GetBroker(), mg.Status.AtProvider.Eventing))
 }
 
 // Disconnect does nothing: target clients are cached.

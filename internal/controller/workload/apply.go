@@ -3,19 +3,16 @@ package workload
 import (
 	"context"
 	"maps"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
-	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
@@ -75,7 +72,7 @@ func (d deployer) apply(ctx context.Context, p plan) error {
 			return errors.Wrapf(err, errFmtDelete, k)
 		}
 	}
-	return d.deleteShared(ctx, d.brokersNamed(st.retiring, "")...)
+	return d.leave(ctx, st.retiring, st.listening)
 }
 
 // buildDone is true of a build's object nothing needs any more: its
@@ -92,11 +89,9 @@ func buildDone(o client.Object, st liveState) bool {
 	return false
 }
 
-// remove deletes every object of the resource and then the shared objects
-// it created (each Broker, then the Broker's RabbitmqBrokerConfig), once no
-// Trigger of another resource uses the Broker. A shared object the provider
-// did not create stays.
-func (d deployer) remove(ctx context.Context, brokers [][]kube.Object) error {
+// remove deletes every object of the resource and then leaves the Brokers
+// it created or listened on.
+func (d deployer) remove(ctx context.Context, brokers []string) error {
 	st, err := d.observe(ctx, nil)
 	if err != nil {
 		return err
@@ -106,76 +101,7 @@ func (d deployer) remove(ctx context.Context, brokers [][]kube.Object) error {
 			return errors.Wrapf(err, errFmtDelete, k)
 		}
 	}
-	return d.deleteShared(ctx, brokers...)
-}
-
-// deleteShared deletes what sharedLeft returns of the Brokers.
-func (d deployer) deleteShared(ctx context.Context, brokers ...[]kube.Object) error {
-	left, err := d.sharedLeft(ctx, brokers...)
-	if err != nil {
-		return err
-	}
-	for _, o := range left {
-		if err := d.kube.Delete(ctx, o); client.IgnoreNotFound(err) != nil {
-			return errors.Wrapf(err, errFmtDelete, render.Key(o))
-		}
-	}
-	return nil
-}
-
-// sharedLeft returns the live copies of the shared objects the resource
-// created that it must still delete, of each Broker given as CreatedBroker
-// returns it, the Broker first (it refers to its RabbitmqBrokerConfig): none
-// of a Broker a Trigger of another resource uses, and none the provider did
-// not create or already deletes. Each is read from the API server: one
-// another user applied a moment ago may not be in the informers yet, and the
-// last user skipping it would leave it behind for good.
-func (d deployer) sharedLeft(ctx context.Context, brokers ...[]kube.Object) ([]kube.Object, error) {
-	var left []kube.Object
-	for _, objs := range brokers {
-		if len(objs) == 0 {
-			continue
-		}
-		used, err := d.brokerInUse(ctx, objs[len(objs)-1].GetName())
-		if err != nil {
-			return nil, err
-		}
-		if used {
-			continue
-		}
-		for _, o := range slices.Backward(objs) {
-			live, err := d.fresh(ctx, o)
-			if apimeta.IsNoMatchError(err) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
-			if live == nil || live.GetDeletionTimestamp() != nil || notOurs(o, live) != "" {
-				continue
-			}
-			left = append(left, live)
-		}
-	}
-	return left, nil
-}
-
-// brokerInUse is true when a Trigger of another resource, not itself on its
-// way out, uses the Broker. It reads the API server, not the informers:
-// when several users go at once, each deletes its Triggers before it asks,
-// so the last to ask sees none left, where a lagging cache would show each
-// the others' and leave the Broker behind.
-func (d deployer) brokerInUse(ctx context.Context, broker string) (bool, error) {
-	l := &eventingv1.TriggerList{}
-	if err := d.uncached.List(ctx, l, client.InNamespace(d.namespace)); err != nil {
-		return false, errors.Wrapf(err, errFmtList, "Trigger")
-	}
-	for _, t := range l.Items {
-		if t.Spec.Broker == broker && t.DeletionTimestamp == nil && (t.Labels[render.LabelKind] != d.kind || t.Labels[render.LabelResource] != d.name) {
-			return true, nil
-		}
-	}
-	return false, nil
+	return d.leave(ctx, brokers, "")
 }
 
 // applied is what an apply of o sets: the fields render.Sent says a client

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"knative.dev/pkg/apis"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -12,7 +13,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/diff"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kinds"
-	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
@@ -42,24 +43,32 @@ func TestRemoveDeletesBrokerTheCacheHasNotSeen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shared := render.CreatedBroker("apps", &v1alpha1.Broker{Name: "events", Create: true})
-	existing := fake.NewClientBuilder().WithScheme(s)
-	for _, o := range shared {
-		existing = existing.WithObjects(o)
-	}
-	apiServer := existing.Build()
+	b := createdBroker("events", "hello")
+	apiServer := fake.NewClientBuilder().WithScheme(s).WithObjects(b).Build()
 	d := deployer{
 		kube:     laggingCache{Client: apiServer, seen: fake.NewClientBuilder().WithScheme(s).Build()},
 		uncached: apiServer,
 		kind:     v1alpha1.LambdaFunctionKind, namespace: "apps", name: "hello",
 	}
-	if err := d.remove(ctx, [][]kube.Object{shared}); err != nil {
+	if err := d.remove(ctx, []string{"events"}); err != nil {
 		t.Fatal(err)
 	}
-	b := shared[len(shared)-1]
 	if err := apiServer.Get(ctx, client.ObjectKeyFromObject(b), b); !kerrors.IsNotFound(err) {
 		t.Errorf("the last user's remove left Broker %s behind: Get: %v", b.GetName(), err)
 	}
+}
+
+// createdBroker is a Broker of the namespace apps the provider created, as
+// the functions of the names say that create it.
+func createdBroker(name string, creators ...string) *eventingv1.Broker {
+	b := &eventingv1.Broker{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "apps", Name: name,
+		Labels: map[string]string{render.LabelManagedBy: render.ManagedBy},
+	}}
+	for _, c := range creators {
+		metav1.SetMetaDataAnnotation(&b.ObjectMeta, render.CreatorAnnotation(v1alpha1.LambdaFunctionKind, c), "true")
+	}
+	return b
 }
 
 // BenchmarkCompare is what observe does for each object it renders at

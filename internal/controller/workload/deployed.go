@@ -29,7 +29,6 @@ func (c connection) deploy(ctx context.Context, mg resource.Managed, at *v1alpha
 		obs, err := held(mg, at, v.Reason, v.Message, err)
 		return obs, plan{}, err
 	}
-	created := at.Eventing.GetCreatedBrokers()
 	desired := objs.All()
 	st, err := c.observe(ctx, desired)
 	if err != nil {
@@ -39,7 +38,7 @@ func (c connection) deploy(ctx context.Context, mg resource.Managed, at *v1alpha
 		obs, err := nameConflict(mg, at, st)
 		return obs, plan{}, err
 	}
-	if err := c.retire(ctx, &st, created, objs.UsedBroker()); err != nil {
+	if err := c.retire(ctx, &st, at.Eventing, objs); err != nil {
 		return managed.ExternalObservation{}, plan{}, err
 	}
 	desired = render.Replaceable(desired, func(o kube.Object) kube.Object {

@@ -149,9 +149,12 @@ type liveState struct {
 	// crashLoop says why the latest Revision's pod cannot start while it
 	// does not serve (observe.CrashLoop).
 	crashLoop string
-	// retiring names the Brokers the resource created before, no longer
-	// uses and has yet to delete as its last user.
+	// retiring names the Brokers the resource created or listened on
+	// before, has stopped creating or listening on and has yet to leave.
 	retiring []string
+	// listening is the Broker the resource still listens on: of those
+	// retiring, it is only taken off its creators.
+	listening string
 }
 
 // observe reads the resource's objects, found by its labels, and compares the
@@ -368,18 +371,18 @@ func (d deployer) foreign(ctx context.Context, o client.Object) (string, error) 
 }
 
 // deleting is the observation of a resource on its way out: whether any of
-// its objects is left, or a shared object it created that no one else uses,
-// and nothing else. What holds a live resource (a missing Secret, a taken
+// its objects is left, or anything to do about a Broker it created or
+// listened on, and nothing else. What holds a live resource (a missing Secret, a taken
 // name) must not keep it from going: the managed reconciler calls Delete
 // until Observe says that nothing exists. The shared objects count because
 // the reconciler never calls Delete again once nothing exists: a Delete cut
 // short after the resource's own objects went (a provider killed, a refused
 // request) would otherwise leave its Broker behind for good.
-func (d deployer) deleting(ctx context.Context, brokers [][]kube.Object) (managed.ExternalObservation, error) {
+func (d deployer) deleting(ctx context.Context, brokers []string) (managed.ExternalObservation, error) {
 	st, err := d.observe(ctx, nil)
 	if err != nil || st.exists {
 		return managed.ExternalObservation{ResourceExists: st.exists}, err
 	}
-	left, err := d.sharedLeft(ctx, brokers...)
+	left, _, err := d.brokersLeft(ctx, brokers, "")
 	return managed.ExternalObservation{ResourceExists: len(left) > 0}, err
 }

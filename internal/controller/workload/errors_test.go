@@ -21,7 +21,6 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
-	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
@@ -142,7 +141,7 @@ func TestRemoveErrors(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		kube   *test.MockClient
-		shared [][]kube.Object
+		shared []string
 		want   error
 	}{
 		"DeleteConflicts": {
@@ -157,7 +156,14 @@ func TestRemoveErrors(t *testing.T) {
 		"UsersUnknown": {
 			reason: "When the Broker's other users cannot be listed, the Broker stays.",
 			kube: &test.MockClient{
-				MockGet: test.NewMockGetFn(kerrors.NewNotFound(schema.GroupResource{Group: "serving.knative.dev", Resource: "services"}, "hello")),
+				MockGet: func(_ context.Context, _ client.ObjectKey, o client.Object) error {
+					b, ok := o.(*eventingv1.Broker)
+					if !ok {
+						return kerrors.NewNotFound(schema.GroupResource{}, o.GetName())
+					}
+					*b = *createdBroker("events")
+					return nil
+				},
 				MockList: func(_ context.Context, l client.ObjectList, _ ...client.ListOption) error {
 					if _, ok := l.(*eventingv1.TriggerList); ok {
 						return errBoom
@@ -166,7 +172,7 @@ func TestRemoveErrors(t *testing.T) {
 				},
 				MockDelete: test.NewMockDeleteFn(errors.New("deleted the Broker")),
 			},
-			shared: [][]kube.Object{render.CreatedBroker("apps", &v1alpha1.Broker{Name: "events", Create: true})},
+			shared: []string{"events"},
 			want:   errors.Wrapf(errBoom, errFmtList, "Trigger"),
 		},
 	}

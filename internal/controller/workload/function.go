@@ -38,7 +38,7 @@ type functionClient struct {
 // deployed with what render wants.
 func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunction) (managed.ExternalObservation, error) {
 	if meta.WasDeleted(mg) {
-		return c.deleting(ctx, c.createdBrokers(mg.Spec.ForProvider.Eventing.GetBroker(), mg.Status.AtProvider.Eventing))
+		return c.deleting(ctx, usedBrokers(mg.Spec.ForProvider.Eventing.GetBroker(), mg.Status.AtProvider.Eventing))
 	}
 	at := &mg.Status.AtProvider
 	was := transitionState{phase: at.Phase, reason: mg.GetCondition(xpv2.TypeReady).Reason}
@@ -172,7 +172,7 @@ func took(b *v1alpha1.BuildObservation) time.Duration {
 // Delete removes every object of the function, and the Broker it created
 // once no one else uses it.
 func (c *functionClient) Delete(ctx context.Context, mg *v1alpha1.LambdaFunction) (managed.ExternalDelete, error) {
-	return managed.ExternalDelete{}, c.remove(ctx, c.createdBrokers(mg.Spec.ForProvider.Eventing.GetBroker(), mg.Status.AtProvider.Eventing))
+	return managed.ExternalDelete{}, c.remove(ctx, usedBrokers(mg.Spec.ForProvider.Eventing.GetBroker(), mg.Status.AtProvider.Eventing))
 }
 
 // Disconnect does nothing: target clients are cached, not per reconcile.
