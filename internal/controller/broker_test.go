@@ -21,6 +21,7 @@ import (
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // TestSharedBroker checks that two functions that both create one Broker
@@ -204,7 +205,7 @@ func TestTriggerMovesToAnotherBroker(t *testing.T) {
 // refuses to change the Trigger's.
 func immutableBroker(ctx context.Context, t *testing.T, c client.Client, trigger client.ObjectKey) {
 	t.Helper()
-	admit(ctx, t, c, "immutable-"+trigger.Namespace, trigger.Namespace, admissionregistrationv1.Update, admissionregistrationv1.Rule{APIGroups: []string{eventingv1.SchemeGroupVersion.Group}, APIVersions: []string{"*"}, Resources: []string{"triggers"}},
+	testkit.Admit(ctx, t, c, "immutable-"+trigger.Namespace, trigger.Namespace, admissionregistrationv1.Update, admissionregistrationv1.Rule{APIGroups: []string{eventingv1.SchemeGroupVersion.Group}, APIVersions: []string{"*"}, Resources: []string{"triggers"}},
 		admissionregistrationv1.Validation{Expression: "object.spec.broker == oldObject.spec.broker", Message: "Immutable fields changed (-old +new): spec.broker"})
 	wait.Until(ctx, t, "the API server refuses to change the Broker of "+trigger.Name, func() string {
 		tr := &eventingv1.Trigger{}
@@ -285,7 +286,7 @@ const holdAnnotation = "test.lambda.knative.dev/hold"
 // annotates the Broker. It returns once the policy is in force.
 func holdDeletes(ctx context.Context, t *testing.T, c client.Client, o *eventingv1.Broker) {
 	t.Helper()
-	admit(ctx, t, c, "hold-"+o.GetNamespace(), o.GetNamespace(), admissionregistrationv1.Delete, admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
+	testkit.Admit(ctx, t, c, "hold-"+o.GetNamespace(), o.GetNamespace(), admissionregistrationv1.Delete, admissionregistrationv1.Rule{APIGroups: []string{"*"}, APIVersions: []string{"*"}, Resources: []string{"*"}},
 		admissionregistrationv1.Validation{
 			Expression: `!has(oldObject.metadata.annotations) || !("` + holdAnnotation + `" in oldObject.metadata.annotations)`,
 			Message:    "held by the test",
@@ -299,36 +300,4 @@ func holdDeletes(ctx context.Context, t *testing.T, c client.Client, o *eventing
 		}
 		return fmt.Sprintf("a dry run of its deletion: %v", err)
 	})
-}
-
-// admit has the API server hold the namespace's requests of op on the
-// rule's resources to the validation, by a ValidatingAdmissionPolicy that
-// goes with the test.
-func admit(ctx context.Context, t *testing.T, c client.Client, name, ns string, op admissionregistrationv1.OperationType, rule admissionregistrationv1.Rule, v admissionregistrationv1.Validation) {
-	t.Helper()
-	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
-			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionregistrationv1.RuleWithOperations{Operations: []admissionregistrationv1.OperationType{op}, Rule: rule},
-			}}},
-			Validations: []admissionregistrationv1.Validation{v},
-		},
-	}
-	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
-			PolicyName:        name,
-			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
-			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
-				MatchLabels: map[string]string{corev1.LabelMetadataName: ns},
-			}},
-		},
-	}
-	for _, obj := range []client.Object{policy, binding} {
-		if err := c.Create(ctx, obj); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = c.Delete(context.Background(), obj) })
-	}
 }
