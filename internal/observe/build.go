@@ -32,6 +32,11 @@ var digestPattern = regexp.MustCompile(`^sha256:[a-f0-9]{64}$`)
 // events as they are.
 var colours = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
+// Uncoloured is Kaniko's log without its colour sequences.
+func Uncoloured(log string) string {
+	return colours.ReplaceAllString(log, "")
+}
+
 // Causes of a failed build, a bounded set for metrics and alerts.
 const (
 	CauseBuild       = "build"
@@ -149,7 +154,7 @@ func orReason(msg, reason string) string {
 // tail keeps the end of a log, where the error is, from the start of a
 // line when the end holds more than one.
 func tail(s string, n int) string {
-	s = colours.ReplaceAllString(s, "")
+	s = Uncoloured(s)
 	if len(s) <= n {
 		return s
 	}

@@ -19,7 +19,8 @@ import (
 // layer cache on, from the Job's create to its end: the first build of a
 // namespace, whose cache is empty (first-s), and the builds after it, each
 // of changed code, which may use it (cached-s). The time per operation is
-// their mean.
+// their mean. Each is split by phase as splitBuild does (first-pull-s,
+// cached-pull-s, ...).
 func BenchmarkBuild(b *testing.B) {
 	perRuntime(b, builds)
 }
@@ -31,6 +32,7 @@ func builds(b *testing.B, rt runtime) {
 	base := publishBase(ctx, b, c, rt)
 	ns := testkit.Namespace(ctx, b, kube, "builds-", "")
 	var took []time.Duration
+	var splits []map[string]time.Duration
 	for b.Loop() {
 		b.StopTimer()
 		changed := rt
@@ -48,14 +50,28 @@ func builds(b *testing.B, rt runtime) {
 		if out := observe.Build(job, pods); !out.Done {
 			b.Fatalf("the build of %s failed (%s): %s", changed.name, out.Cause, out.Message)
 		}
+		splits = append(splits, buildSplit(ctx, b, c, job, pods, took[len(took)-1]))
 		b.StartTimer()
 	}
-	b.ReportMetric(took[0].Seconds(), "first-s")
-	if rest := took[1:]; len(rest) > 0 {
+	reportBuilds(b, "first-", took[:1], splits[:1])
+	reportBuilds(b, "cached-", took[1:], splits[1:])
+}
+
+// reportBuilds reports the mean time of the builds, and of each phase of
+// them, as metrics named with the prefix; nothing without builds.
+func reportBuilds(b *testing.B, prefix string, took []time.Duration, splits []map[string]time.Duration) {
+	if len(took) == 0 {
+		return
+	}
+	mean := func(of func(int) time.Duration) float64 {
 		var sum time.Duration
-		for _, d := range rest {
-			sum += d
+		for i := range took {
+			sum += of(i)
 		}
-		b.ReportMetric(sum.Seconds()/float64(len(rest)), "cached-s")
+		return sum.Seconds() / float64(len(took))
+	}
+	b.ReportMetric(mean(func(i int) time.Duration { return took[i] }), prefix+"s")
+	for _, p := range buildPhases {
+		b.ReportMetric(mean(func(i int) time.Duration { return splits[i][p] }), prefix+p+"-s")
 	}
 }
