@@ -46,13 +46,7 @@ func TestSharedBroker(t *testing.T) {
 	}
 
 	broker := &eventingv1.Broker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shared"}}
-	if err := c.Delete(ctx, fns[0]); err != nil {
-		t.Fatal(err)
-	}
-	wait.Until(ctx, t, "the first function is gone", func() string { return gone(ctx, c, fns[0]) })
-	if err := c.Get(ctx, client.ObjectKeyFromObject(broker), broker); err != nil {
-		t.Errorf("the Broker went with its first user, while the second still uses it: %v", err)
-	}
+	goesLeaving(ctx, t, c, fns[0], broker, "the second function still uses it")
 	if err := c.Delete(ctx, fns[1]); err != nil {
 		t.Fatal(err)
 	}
@@ -76,23 +70,11 @@ func TestHandedOverBrokerGoes(t *testing.T) {
 
 	early := eventedFunction(ctx, t, c, ns, "early", listens)
 	waitCondition(ctx, t, c, early, xpv2.TypeReady, corev1.ConditionTrue, "", "")
-	if err := c.Delete(ctx, early); err != nil {
-		t.Fatal(err)
-	}
-	wait.Until(ctx, t, "the first listener is gone", func() string { return gone(ctx, c, early) })
-	if err := c.Get(ctx, client.ObjectKeyFromObject(broker), broker); err != nil {
-		t.Fatalf("the Broker went with a listener, while its creator still sends to it: %v", err)
-	}
+	goesLeaving(ctx, t, c, early, broker, "its creator still sends to it")
 
 	late := eventedFunction(ctx, t, c, ns, "late", listens)
 	waitCondition(ctx, t, c, late, xpv2.TypeReady, corev1.ConditionTrue, "", "")
-	if err := c.Delete(ctx, maker); err != nil {
-		t.Fatal(err)
-	}
-	wait.Until(ctx, t, "the creator is gone", func() string { return gone(ctx, c, maker) })
-	if err := c.Get(ctx, client.ObjectKeyFromObject(broker), broker); err != nil {
-		t.Fatalf("the Broker went with its creator, while a listener still uses it: %v", err)
-	}
+	goesLeaving(ctx, t, c, maker, broker, "a listener still uses it")
 	if got := render.Creators(broker); len(got) > 0 {
 		t.Errorf("the creator left, and the Broker still names creators %v", got)
 	}
@@ -100,6 +82,19 @@ func TestHandedOverBrokerGoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait.Until(ctx, t, "the Broker goes with the last listener", func() string { return gone(ctx, c, broker) })
+}
+
+// goesLeaving deletes the function and, once it is gone, fails the test
+// unless the Broker is left, which it should be because of why.
+func goesLeaving(ctx context.Context, t *testing.T, c client.Client, fn *v1alpha1.LambdaFunction, broker *eventingv1.Broker, why string) {
+	t.Helper()
+	if err := c.Delete(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, fn.Name+" is gone", func() string { return gone(ctx, c, fn) })
+	if err := c.Get(ctx, client.ObjectKeyFromObject(broker), broker); err != nil {
+		t.Fatalf("the Broker went with %s, while %s: %v", fn.Name, why, err)
+	}
 }
 
 // TestLastUserWaitsForItsBroker checks that the last user of a Broker it
