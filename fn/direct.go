@@ -213,7 +213,7 @@ func (p *pass) followBuild(objs *render.Objects, status *v1alpha1.LambdaFunction
 		}
 	}
 	bo := observe.Build(job, pods)
-	status.Build.StartedAt, status.Build.CompletedAt = job.Status.StartTime, job.Status.CompletionTime
+	status.Build.StartedAt, status.Build.CompletedAt = job.Status.StartTime, bo.Completed
 	status.Build.Message, status.Build.Digest = bo.Message, bo.Digest
 	v, done := observe.Built(objs.Image, name, bo)
 	if !done {

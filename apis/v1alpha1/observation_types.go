@@ -70,7 +70,8 @@ type BuildObservation struct {
 	// +optional
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
 
-	// CompletedAt is when the Job finished.
+	// CompletedAt is when the build succeeded: Kaniko's exit with the
+	// image's digest, or the Job's completion.
 	// +optional
 	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
 

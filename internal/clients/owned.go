@@ -57,10 +57,15 @@ type WakeFn func(kind, namespace, name string)
 // and whom to tell when one of them changes.
 type Owned struct {
 	Kinds map[string]client.Object
-	// Named are the kinds of which a resource owns the objects named after
-	// the resource. They are read by name, and not indexed: each key of an
-	// index is a set of its own, about 270 bytes a cached Service.
-	Named map[string]bool
+	// Unindexed are the kinds that are not indexed: those of which a
+	// resource owns the objects named after it, read by name, and a build
+	// Job's pods, read by the Job's label. Each key of an index is a set of
+	// its own, about 270 bytes a cached Service.
+	Unindexed map[string]bool
+	// Changed, of a kind that has it, says which updates of its objects
+	// wake their resources, in place of every change of status and every
+	// deletion.
+	Changed map[string]ChangedFn
 	// Wake, when set, is told of the resource whose object's status changed
 	// or whose object was deleted: a Knative Service turning Ready, a build
 	// Job ending, an object someone removed. Without it, a resource learns
@@ -68,13 +73,17 @@ type Owned struct {
 	Wake WakeFn
 }
 
+// A ChangedFn says whether an object's update, from was to is, wakes the
+// resource whose labels it carries.
+type ChangedFn func(was, is client.Object) bool
+
 // Informers are what FollowOwned needs of a cache.
 type Informers interface {
 	GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error)
 }
 
 // FollowOwned adds IndexOwner to a cache's informers of each owned kind
-// that is not Named, wakes their resources as Owned says, and returns which
+// that is not Unindexed, wakes their resources as Owned says, and returns which
 // kinds are followed. A kind the cluster does not serve (Knative not
 // installed yet) is left without either: its objects are found by labels,
 // or by name, and seen at each poll.
@@ -84,30 +93,24 @@ func FollowOwned(ctx context.Context, c Informers, o Owned) map[string]bool {
 		// As the cache's own IndexField asks for an informer: without
 		// waiting for it to sync.
 		inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
-		followed[kind] = err == nil && (o.Named[kind] || inf.AddIndexers(toolscache.Indexers{ownerIndexName: ownerIndex}) == nil)
+		followed[kind] = err == nil && (o.Unindexed[kind] || inf.AddIndexers(toolscache.Indexers{ownerIndexName: ownerIndex}) == nil)
 		if !followed[kind] || o.Wake == nil {
 			continue
 		}
 		// An informer that cannot take a handler has stopped with its
 		// cache; the next reconcile asks for a new one.
-		_, _ = inf.AddEventHandler(wakeOwner(o.Wake))
+		_, _ = inf.AddEventHandler(wakeOwner(o.Wake, o.Changed[kind]))
 	}
 	return followed
 }
 
-// wakeOwner wakes an object's resource when the object changes without a
-// new generation, which is a change of its status or of what others keep
-// in its metadata, and when it is deleted. A new generation is most often
-// the provider's own apply, which its reconcile already follows.
-func wakeOwner(wake WakeFn) toolscache.ResourceEventHandlerFuncs {
-	return toolscache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(was, is any) {
-			o, okWas := was.(client.Object)
-			n, okIs := is.(client.Object)
-			if okWas && okIs && o.GetGeneration() == n.GetGeneration() && o.GetResourceVersion() != n.GetResourceVersion() {
-				wakeOf(wake, n)
-			}
-		},
+// wakeOwner wakes an object's resource when changed says its update is
+// worth it. Without changed, that is an update without a new generation,
+// which is a change of its status or of what others keep in its metadata,
+// and a deletion. A new generation is most often the provider's own apply,
+// which its reconcile already follows.
+func wakeOwner(wake WakeFn, changed ChangedFn) toolscache.ResourceEventHandlerFuncs {
+	h := toolscache.ResourceEventHandlerFuncs{
 		DeleteFunc: func(obj any) {
 			if gone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = gone.Obj
@@ -117,6 +120,24 @@ func wakeOwner(wake WakeFn) toolscache.ResourceEventHandlerFuncs {
 			}
 		},
 	}
+	if changed != nil {
+		h.DeleteFunc = nil
+	} else {
+		changed = statusChanged
+	}
+	h.UpdateFunc = func(was, is any) {
+		o, okWas := was.(client.Object)
+		n, okIs := is.(client.Object)
+		if okWas && okIs && changed(o, n) {
+			wakeOf(wake, n)
+		}
+	}
+	return h
+}
+
+// statusChanged is true of an update without a new generation.
+func statusChanged(was, is client.Object) bool {
+	return was.GetGeneration() == is.GetGeneration() && was.GetResourceVersion() != is.GetResourceVersion()
 }
 
 // wakeOf wakes the resource whose labels o carries, if render made o.

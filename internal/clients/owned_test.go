@@ -65,9 +65,9 @@ func followed(t *testing.T, wake WakeFn) *informers {
 	}
 	f := &informers{refuse: map[string]bool{"PingSource": true}, indexes: map[string]toolscache.IndexFunc{}, handlers: map[string]toolscache.ResourceEventHandler{}}
 	got := FollowOwned(context.Background(), f, Owned{
-		Kinds: map[string]client.Object{"Service": kind("Service"), "Trigger": kind("Trigger"), "PingSource": kind("PingSource")},
-		Named: map[string]bool{"Service": true},
-		Wake:  wake,
+		Kinds:     map[string]client.Object{"Service": kind("Service"), "Trigger": kind("Trigger"), "PingSource": kind("PingSource")},
+		Unindexed: map[string]bool{"Service": true},
+		Wake:      wake,
 	})
 	if diff := cmp.Diff(map[string]bool{"Service": true, "Trigger": true, "PingSource": false}, got); diff != "" {
 		t.Errorf("FollowOwned(): a kind the cluster does not serve is listed by labels: -want, +got:\n%s", diff)
@@ -196,6 +196,58 @@ func TestFollowOwnedWakes(t *testing.T) {
 		"Created": {
 			reason: "A create is the provider's own; its reconcile already follows it.",
 			event:  func() { h.OnAdd(svc(ours, 1, "10"), false) },
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			woken = nil
+			tc.event()
+			if diff := cmp.Diff(tc.want, woken); diff != "" {
+				t.Errorf("%s\nwoken: -want, +got:\n%s", tc.reason, diff)
+			}
+		})
+	}
+}
+
+func TestFollowOwnedWakesWhenChanged(t *testing.T) {
+	var woken []string
+	f := &informers{refuse: map[string]bool{}, indexes: map[string]toolscache.IndexFunc{}, handlers: map[string]toolscache.ResourceEventHandler{}}
+	// Only an update to a ConfigMap that says "ended" is worth a wake.
+	ended := func(_, is client.Object) bool { return is.GetAnnotations()["ended"] == "true" }
+	FollowOwned(context.Background(), f, Owned{
+		Kinds:     map[string]client.Object{"Pod": &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{"kind": "Pod"}}}},
+		Unindexed: map[string]bool{"Pod": true},
+		Changed:   map[string]ChangedFn{"Pod": ended},
+		Wake:      func(kind, namespace, name string) { woken = append(woken, kind+" "+namespace+"/"+name) },
+	})
+	if _, ok := f.indexes["Pod field:"+IndexOwner]; ok {
+		t.Errorf("FollowOwned(): a %s index on an unindexed kind", IndexOwner)
+	}
+	h := f.handlers["Pod"]
+	if h == nil {
+		t.Fatal("FollowOwned(): no event handler on a kind with its own changes")
+	}
+	ours := map[string]string{render.LabelManagedBy: render.ManagedBy, render.LabelKind: "LambdaFunction", render.LabelResource: "hello"}
+	pod := func(ended, rv string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "hello-build-x", Labels: ours, ResourceVersion: rv, Annotations: map[string]string{"ended": ended}}}
+	}
+	cases := map[string]struct {
+		reason string
+		event  func()
+		want   []string
+	}{
+		"Changed": {
+			reason: "An update the kind's own test finds worth it wakes the owner.",
+			event:  func() { h.OnUpdate(pod("false", "10"), pod("true", "11")) },
+			want:   []string{"LambdaFunction team/hello"},
+		},
+		"StatusChanged": {
+			reason: "Any other change of status wakes no one: the kind's own test replaces it.",
+			event:  func() { h.OnUpdate(pod("false", "10"), pod("false", "11")) },
+		},
+		"Deleted": {
+			reason: "A deletion wakes no one: the owner does not make such objects again.",
+			event:  func() { h.OnDelete(pod("true", "11")) },
 		},
 	}
 	for name, tc := range cases {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
@@ -77,6 +78,51 @@ func TestObjectsWakeTheirFunction(t *testing.T) {
 		t.Fatal(err)
 	}
 	serviceWhen(ctx, t, c, key, "is made again", func(s *servingv1.Service) bool { return s.UID != svc.UID })
+}
+
+// TestBuiltWhenTheKubeletReports checks that a function deploys its build
+// once the kubelet reports Kaniko's exit with the digest, woken by that
+// report, without waiting for the Job controller, which says the same a
+// second or two later; and that the build completed when Kaniko exited.
+func TestBuiltWhenTheKubeletReports(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	_, c, ns := newUnpolledScene(ctx, t, "reported-", providerOptions{})
+	fn := newFunction(ns, "hello", "def handler(event, context):\n    return {}\n")
+	fn.Spec.ForProvider.Eventing = nil
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, "the build Job exists", func() string {
+		if n := len(jobs(ctx, t, c, ns, "hello")); n != 1 {
+			return fmt.Sprintf("%d Jobs", n)
+		}
+		return ""
+	})
+	job := &jobs(ctx, t, c, ns, "hello")[0]
+	playact.StartJob(ctx, t, c, job)
+	exited := metav1.Unix(time.Now().Add(-time.Second).Unix(), 0)
+	playact.ReportPod(ctx, t, c, job, playact.KanikoExits(0, digestA), exited)
+
+	serviceWhen(ctx, t, c, client.ObjectKeyFromObject(fn), "runs the built image", func(s *servingv1.Service) bool {
+		return strings.HasSuffix(s.Spec.Template.Spec.Containers[0].Image, "@"+digestA)
+	})
+	mg := &v1alpha1.LambdaFunction{}
+	wait.Until(ctx, t, "the status says when the build completed", func() string {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(fn), mg); err != nil {
+			return err.Error()
+		}
+		if b := mg.Status.AtProvider.Build; b == nil || b.CompletedAt == nil || !b.CompletedAt.Equal(&exited) || b.Digest != digestA {
+			return fmt.Sprintf("build %+v; want the digest, completed at %s", b, exited)
+		}
+		return ""
+	})
+	if err := c.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
+		t.Fatal(err)
+	}
+	if len(job.Status.Conditions) != 0 {
+		t.Errorf("the Job has conditions %v; the test plays no Job controller ending it", job.Status.Conditions)
+	}
 }
 
 // TestCreateWaitsForItsObjectsToReport checks that a new function is not

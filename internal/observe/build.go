@@ -8,6 +8,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // LabelJobName is how the Job controller labels a Job's pods.
@@ -58,6 +59,10 @@ type BuildOutcome struct {
 	Message      string
 	// Cause of a failed build: which part failed.
 	Cause string
+	// Completed is when a build that is done completed: the Job's
+	// completion time, or Kaniko's exit before the Job controller has
+	// written one.
+	Completed *metav1.Time
 }
 
 // Finished reports whether a Job has reached a terminal condition, after
@@ -71,13 +76,16 @@ func Finished(job *batchv1.Job) bool {
 	return false
 }
 
-// Build reads a build Job's conditions and, once it has finished, its pods'
-// termination messages: the digest on success (Kaniko writes it with
+// Build reads a build Job's conditions and its pods' termination messages:
+// the digest on success (Kaniko writes it with
 // --digest-file=/dev/termination-log), the end of Kaniko's log on failure.
-// A source fetch that failed in an init container says so with the end of
-// its log, and a container that never started says why it waits (an image
-// that cannot be pulled). A Job that completed without a digest has failed:
-// nothing can be deployed.
+// A build is done as soon as a pod reports Kaniko's exit with a digest: the
+// Job controller, which batches pod updates for a second, says so a second
+// or two later and adds nothing. A failure waits for the Job, which may
+// retry. A source fetch that failed in an init container says so with the
+// end of its log, and a container that never started says why it waits (an
+// image that cannot be pulled). A Job that completed without a digest has
+// failed: nothing can be deployed.
 func Build(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
 	var o BuildOutcome
 	for _, c := range job.Status.Conditions {
@@ -94,13 +102,13 @@ func Build(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
 			}
 		}
 	}
-	if !o.Done && !o.Failed {
-		return o
-	}
 	// The newest pod's words win: a retried build's last attempt.
 	pods = slices.SortedStableFunc(slices.Values(pods), func(a, b corev1.Pod) int {
 		return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)
 	})
+	if !o.Done && !o.Failed {
+		return pushed(job, pods)
+	}
 	for _, p := range pods {
 		for _, cs := range p.Status.ContainerStatuses {
 			t := cs.State.Terminated
@@ -110,7 +118,7 @@ func Build(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
 			msg := strings.TrimSpace(t.Message)
 			switch {
 			case o.Done && t.ExitCode == 0 && digestPattern.MatchString(msg):
-				o.Digest = msg
+				o.Digest, o.Completed = msg, completed(job, t)
 			case o.Failed && t.ExitCode != 0 && msg != "":
 				o.Message, o.Cause = tail(msg, maxBuildMessage), CauseBuild
 			}
@@ -125,6 +133,43 @@ func Build(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
 		o.Done, o.Failed, o.Message, o.Cause = false, true, MsgNoDigest, CauseNoDigest
 	}
 	return o
+}
+
+// pushed is the outcome of a build whose Job has not finished: done when a
+// pod's containers all exited 0 and one reported a digest, and nothing yet
+// otherwise.
+func pushed(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
+	for _, p := range slices.Backward(pods) {
+		var digest string
+		var at *corev1.ContainerStateTerminated
+		for _, cs := range p.Status.ContainerStatuses {
+			t := cs.State.Terminated
+			if t == nil || t.ExitCode != 0 {
+				digest = ""
+				break
+			}
+			if msg := strings.TrimSpace(t.Message); digestPattern.MatchString(msg) {
+				digest, at = msg, t
+			}
+		}
+		if digest != "" {
+			return BuildOutcome{Done: true, Digest: digest, Completed: completed(job, at)}
+		}
+	}
+	return BuildOutcome{}
+}
+
+// completed is when a build completed: the Job's completion time, or the
+// exit of the container that reported the digest.
+func completed(job *batchv1.Job, t *corev1.ContainerStateTerminated) *metav1.Time {
+	if c := job.Status.CompletionTime; c != nil {
+		return c
+	}
+	if t.FinishedAt.IsZero() {
+		return nil
+	}
+	at := t.FinishedAt
+	return &at
 }
 
 // initFailure says why a build pod's init containers, which fetch its

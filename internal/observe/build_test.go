@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 )
@@ -25,6 +26,11 @@ func TestBuild(t *testing.T) {
 		return corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: msg}},
 		}}}}
+	}
+	exited := func(code int32, msg string, at int64) corev1.Pod {
+		p := pod(code, msg)
+		p.Status.ContainerStatuses[0].State.Terminated.FinishedAt = metav1.Unix(at, 0)
+		return p
 	}
 	long := strings.Repeat("x", 2000) + "error: the end"
 	// A git build's Job, whose init container fetches the source.
@@ -51,6 +57,34 @@ func TestBuild(t *testing.T) {
 			job:    job(batchv1.JobComplete, ""),
 			pods:   []corev1.Pod{pod(0, digest+"\n")},
 			want:   BuildOutcome{Done: true, Digest: digest},
+		},
+		"Pushed": {
+			reason: "A pod that reports Kaniko's exit with a digest has pushed the image, before the Job controller says the Job is complete; it completed when Kaniko exited.",
+			job:    job("", ""),
+			pods:   []corev1.Pod{exited(0, digest+"\n", 7)},
+			want:   BuildOutcome{Done: true, Digest: digest, Completed: ptr.To(metav1.Unix(7, 0))},
+		},
+		"ExitedWithoutDigest": {
+			reason: "A pod that exited 0 without a digest waits for the Job, which then fails the build.",
+			job:    job("", ""),
+			pods:   []corev1.Pod{exited(0, "not a digest", 7)},
+			want:   BuildOutcome{},
+		},
+		"ExitedWithAnError": {
+			reason: "A pod that failed is no verdict while the Job runs: the Job may retry it.",
+			job:    job("", ""),
+			pods:   []corev1.Pod{exited(1, "error building image: exit status 1", 7)},
+			want:   BuildOutcome{},
+		},
+		"CompletedAtTheJobsTime": {
+			reason: "A complete Job's completion time is when the build completed.",
+			job: func() *batchv1.Job {
+				j := job(batchv1.JobComplete, "")
+				j.Status.CompletionTime = ptr.To(metav1.Unix(9, 0))
+				return j
+			}(),
+			pods: []corev1.Pod{exited(0, digest, 7)},
+			want: BuildOutcome{Done: true, Digest: digest, Completed: ptr.To(metav1.Unix(9, 0))},
 		},
 		"SucceededWithoutDigest": {
 			reason: "A complete Job that reported no digest has failed: nothing can be deployed.",

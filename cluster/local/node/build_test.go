@@ -238,7 +238,8 @@ func builtInline(ctx context.Context, t testing.TB, c *Cluster, kube client.Clie
 	t.Helper()
 	objs := renderInline(ctx, t, kube, rt, publishBase(ctx, t, c, rt), deadLetter, changes...)
 	start := time.Now()
-	job, pods := runBuild(ctx, t, kube, objs)
+	createBuild(ctx, t, kube, objs)
+	job, pods := awaitBuild(ctx, t, kube, objs.BuildJob, buildEnded)
 	outcome := observe.Build(job, pods)
 	if !outcome.Done {
 		t.Fatalf("the build failed (%s): %s", outcome.Cause, outcome.Message)
@@ -260,21 +261,47 @@ const buildTimeout = 8 * time.Minute
 // finished; it returns the Job and its pods as the cluster then has them.
 func runBuild(ctx context.Context, t testing.TB, kube client.Client, objs *render.Objects) (*batchv1.Job, []corev1.Pod) {
 	t.Helper()
+	createBuild(ctx, t, kube, objs)
+	return awaitBuild(ctx, t, kube, objs.BuildJob, jobFinished)
+}
+
+// createBuild creates the build's objects.
+func createBuild(ctx context.Context, t testing.TB, kube client.Client, objs *render.Objects) {
+	t.Helper()
 	for _, o := range objs.Build() {
 		if err := kube.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
 	}
-	job, pods := objs.BuildJob, &corev1.PodList{}
+}
+
+// awaitBuild polls a build's Job and its pods until until says so of
+// them, and returns them as the cluster then has them.
+func awaitBuild(ctx context.Context, t testing.TB, kube client.Client, job *batchv1.Job, until func(*batchv1.Job, []corev1.Pod) bool) (*batchv1.Job, []corev1.Pod) {
+	t.Helper()
+	pods := &corev1.PodList{}
 	err := pollFor(ctx, buildTimeout, func(ctx context.Context) (bool, error) {
-		if err := kube.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil || !observe.Finished(job) {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(job), job); err != nil {
 			return false, err
 		}
-		err := kube.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{observe.LabelJobName: job.Name})
-		return err == nil, err
+		if err := kube.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{observe.LabelJobName: job.Name}); err != nil {
+			return false, err
+		}
+		return until(job, pods.Items), nil
 	})
 	if err != nil {
-		t.Fatalf("the build Job did not finish: %v", err)
+		t.Fatalf("the build did not end: %v", err)
 	}
 	return job, pods.Items
+}
+
+// jobFinished is true once the Job controller has ended the Job.
+func jobFinished(job *batchv1.Job, _ []corev1.Pod) bool { return observe.Finished(job) }
+
+// buildEnded is true once the build is done or failed as the provider
+// reads it, which for a build that pushed its image is the kubelet's report
+// of Kaniko's exit.
+func buildEnded(job *batchv1.Job, pods []corev1.Pod) bool {
+	o := observe.Build(job, pods)
+	return o.Done || o.Failed
 }

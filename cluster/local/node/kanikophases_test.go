@@ -39,14 +39,17 @@ const (
 	phaseSteps = "steps"
 	// phasePush is pushing the image and its layers to the registry.
 	phasePush = "push"
-	// phaseDone is from Kaniko's end until the Job was seen finished: the
-	// kubelet's report of the pod, the Job controller's of the Job, and
-	// the half second between two polls.
+	// phaseDone is from Kaniko's end until the kubelet's report of it was
+	// seen: its next look at the pod's containers, and the half second
+	// between two polls.
 	phaseDone = "done"
+	// phaseJob is from then until the Job was seen finished: the Job
+	// controller's report, which the provider no longer waits for.
+	phaseJob = "job"
 )
 
 // buildPhases are the phases in order.
-var buildPhases = []string{phasePod, phasePull, phaseCache, phaseUnpack, phaseRun, phaseSteps, phasePush, phaseDone}
+var buildPhases = []string{phasePod, phasePull, phaseCache, phaseUnpack, phaseRun, phaseSteps, phasePush, phaseDone, phaseJob}
 
 // kanikoPhases is what Kaniko's log lines begin, in its words (pkg/executor
 // of Kaniko v1.24.0), by phase; a line that begins none, such as a RUN
@@ -118,7 +121,7 @@ func splitBuild(log []byte, created, started, finished time.Time) (map[string]ti
 
 // buildSplit reads the Kaniko container's log of the build's last pod, as
 // kubectl logs --timestamps does, and splits the build's time by phase,
-// the Job seen finished after took.
+// its end seen after took.
 func buildSplit(ctx context.Context, t testing.TB, c *Cluster, job *batchv1.Job, pods []corev1.Pod, took time.Duration) map[string]time.Duration {
 	t.Helper()
 	pod := slices.MaxFunc(pods, func(a, b corev1.Pod) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })

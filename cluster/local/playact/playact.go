@@ -155,15 +155,7 @@ func kanikoInitializing(job *batchv1.Job) []corev1.ContainerStatus {
 func EndJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, end BuildEnd) {
 	t.Helper()
 	now := metav1.Now()
-	pod := end.Pod(job, now)
-	status := pod.Status
-	if err := c.Create(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
-	pod.Status = status
-	if err := c.Status().Update(ctx, pod); err != nil {
-		t.Fatal(err)
-	}
+	pod := ReportPod(ctx, t, c, job, end, now)
 	// A Job the controller took up keeps its start; it has no pod active
 	// once it ends.
 	if job.Status.StartTime == nil {
@@ -182,6 +174,23 @@ func EndJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, end Bui
 	if err := c.Status().Update(ctx, job); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ReportPod plays the kubelet alone reporting a build pod at its end, at
+// now: the Job controller has yet to end the Job, as it does a second or
+// two later.
+func ReportPod(ctx context.Context, t T, c client.Client, job *batchv1.Job, end BuildEnd, now metav1.Time) *corev1.Pod {
+	t.Helper()
+	pod := end.Pod(job, now)
+	status := pod.Status
+	if err := c.Create(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status = status
+	if err := c.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	return pod
 }
 
 // JobConditions are the terminal conditions the Job controller writes of a

@@ -24,12 +24,10 @@ const (
 	errListBuildPods = "cannot list the pods of the build"
 )
 
-// jobOutcome reads what a build Job says of itself, with its pods once it has
-// finished: they carry the digest or the failure.
+// jobOutcome reads what a build Job and its pods say of the build: the
+// kubelet reports Kaniko's exit with the digest before the Job controller
+// ends the Job.
 func jobOutcome(ctx context.Context, kube client.Client, job *batchv1.Job) (observe.BuildOutcome, error) {
-	if !observe.Finished(job) {
-		return observe.Build(job, nil), nil
-	}
 	pods := &corev1.PodList{}
 	if err := kube.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{observe.LabelJobName: job.Name}); err != nil {
 		return observe.BuildOutcome{}, errors.Wrap(err, errListBuildPods)
@@ -58,7 +56,7 @@ func (c *functionClient) followBuild(ctx context.Context, mg *v1alpha1.LambdaFun
 	}
 	at.Build = &v1alpha1.BuildObservation{
 		Identity: objs.BuildIdentity, JobName: job.Name,
-		StartedAt: job.Status.StartTime, CompletedAt: job.Status.CompletionTime,
+		StartedAt: job.Status.StartTime, CompletedAt: o.Completed,
 		Message: o.Message, Digest: o.Digest,
 	}
 	v, done := observe.Built(objs.Image, job.Name, o)

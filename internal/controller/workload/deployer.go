@@ -71,14 +71,41 @@ type ownedKind struct {
 // followOwned is what FollowOwned follows of ownedKinds, waking resources
 // with wake.
 func followOwned(wake clients.WakeFn) clients.Owned {
-	o := clients.Owned{Kinds: make(map[string]client.Object, len(ownedKinds)), Named: map[string]bool{}, Wake: wake}
+	o := clients.Owned{Kinds: make(map[string]client.Object, len(ownedKinds)+1), Unindexed: map[string]bool{}, Wake: wake}
 	for _, k := range ownedKinds {
 		o.Kinds[k.kind] = k.object()
 		if k.named {
-			o.Named[k.kind] = true
+			o.Unindexed[k.kind] = true
 		}
 	}
+	// A build's pods are its Job's, but the kubelet's report of Kaniko's
+	// exit, with the digest, comes a second or two before the Job
+	// controller's.
+	o.Kinds[kindPod], o.Unindexed[kindPod] = &corev1.Pod{}, true
+	o.Changed = map[string]clients.ChangedFn{kindPod: containerEnded}
 	return o
+}
+
+// kindPod is a build Job's pods' kind.
+const kindPod = "Pod"
+
+// containerEnded is true of a pod update in which one more of its
+// containers ended.
+func containerEnded(was, is client.Object) bool {
+	o, okWas := was.(*corev1.Pod)
+	n, okIs := is.(*corev1.Pod)
+	return okWas && okIs && ended(n) > ended(o)
+}
+
+// ended counts a pod's containers that ended.
+func ended(p *corev1.Pod) int {
+	n := 0
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Terminated != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // A deployer keeps one resource's objects in a target cluster as render
