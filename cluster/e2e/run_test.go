@@ -31,13 +31,13 @@ var (
 // user does on a machine without a cluster: make run's program starts the
 // local cluster, installs Crossplane and the packages, whose pods run the
 // provider and the function, and applies the first function, which Kaniko
-// builds and Knative serves; the curl it prints must answer with the
-// handler's reply. Then the function goes through what a team does next,
-// through the provider (lifecycle.run) and as a platform XR
-// (xrLifecycle.run), a Node.js function with a schedule is built from S3
-// both ways (fromS3) and a Go function from git (fromGit), all at once.
-// Ctrl-C then leaves nothing behind. It logs the times
-// users judge it by: apply to Ready, and to the first reply.
+// builds and Knative serves; the curls it prints, an event and a plain
+// GET, must answer with the handler's replies. Then the function goes
+// through what a team does next, through the provider (lifecycle.run) and
+// as a platform XR (xrLifecycle.run), a Node.js function with a schedule is
+// built from S3 both ways (fromS3) and a Go function from git (fromGit),
+// all at once. Ctrl-C then leaves nothing behind. It logs the times users
+// judge it by: apply to Ready, and to the first reply.
 func TestRunServesFirstFunction(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
@@ -100,6 +100,10 @@ func TestRunServesFirstFunction(t *testing.T) {
 		t.Errorf("the first function answered %d %q; want 200 with the handler's reply", status, body)
 	}
 	t.Logf("the first reply came %s after run applied the function", time.Since(applied).Round(time.Second))
+	// The plain curl run prints: the handler answers from the query.
+	if status, body, err := node.GetFunction(ctx, fnURL, "id=42"); err != nil || status != http.StatusOK || strings.Join(strings.Fields(body), "") != `{"accepted":"42"}` {
+		t.Errorf("a plain GET of the first function got %d %q (%v); want 200 with the handler's answer to the query", status, body, err)
+	}
 	invokes(ctx, t, kubeconfig)
 	// What teams do next, at once, as teams do: each stage has its own
 	// workloads and Brokers, and most of each is waiting on Kaniko and

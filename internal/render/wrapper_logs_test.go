@@ -23,6 +23,8 @@ type logLine struct {
 	Msg     string `json:"msg"`
 	ID      string `json:"id,omitempty"`
 	Type    string `json:"type,omitempty"`
+	Method  string `json:"method,omitempty"`
+	Path    string `json:"path,omitempty"`
 	Outcome string `json:"outcome,omitempty"`
 	Status  int    `json:"status,omitempty"`
 	TraceID string `json:"traceId,omitempty"`
@@ -134,20 +136,29 @@ func testOperable(t *testing.T, w *runningWrapper) {
 		)
 	}
 
-	// A failing handler's invocation, and a request that is not an event.
+	// A failing handler's invocation, an event that lacks its attributes,
+	// and a plain request, which this handler fails on: it reads an
+	// event's data.
 	_, _ = ce.Request(cloudevents.WithEncodingBinary(ctx), event("req-boom", "boom", map[string]string{"traceparent": callerParent}))
-	post(t, w.base, http.Header{"Content-Type": {"application/json"}}, `{"name":"ada"}`)
+	post(t, w.base, http.Header{"Content-Type": {"application/json"}, "Ce-Specversion": {"1.0"}}, `{"name":"ada"}`)
+	post(t, w.base+"/orders?id=42", http.Header{"Content-Type": {"application/json"}, "Traceparent": {callerParent}}, `{"name":"ada"}`)
 	want = append(want,
 		logLine{Level: "error", Msg: "the handler failed", ID: "req-boom", Type: greetType, TraceID: callerTrace},
 		logLine{Level: "error", Msg: "invocation", ID: "req-boom", Type: greetType, Outcome: "failed", Status: http.StatusInternalServerError, TraceID: callerTrace},
 		logLine{Level: "warn", Msg: "invocation", Outcome: "refused", Status: http.StatusBadRequest},
+		logLine{Level: "error", Msg: "the handler failed", Method: http.MethodPost, Path: "/orders", TraceID: callerTrace},
+		logLine{Level: "error", Msg: "invocation", Method: http.MethodPost, Path: "/orders", Outcome: "failed", Status: http.StatusInternalServerError, TraceID: callerTrace},
 	)
 
 	got := waitLogLines(ctx, t, w, len(want))
 	for i := range got {
-		if got[i].ID == "req-boom" {
-			// Its reply, an error, is not read for its span.
+		if got[i].ID == "req-boom" || got[i].Method != "" {
+			// Neither's reply, an error, is read for its span.
 			got[i].SpanID = ""
+		}
+		if got[i].Method != "" && got[i].ID != "" {
+			// A plain request's id is the wrapper's own, a new one each.
+			got[i].ID = ""
 		}
 	}
 	sortLogLines(want)
@@ -196,6 +207,6 @@ func waitLogLines(ctx context.Context, t *testing.T, w *runningWrapper, n int) [
 func sortLogLines(ls []logLine) {
 	sort.Slice(ls, func(i, j int) bool {
 		a, b := ls[i], ls[j]
-		return a.ID+a.Msg+a.Level < b.ID+b.Msg+b.Level
+		return a.ID+a.Method+a.Msg+a.Level < b.ID+b.Method+b.Msg+b.Level
 	})
 }

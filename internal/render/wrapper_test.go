@@ -294,10 +294,12 @@ func testWrapper(t *testing.T, w *runningWrapper) {
 		t.Errorf("failing handler: result %v, want HTTP 500", result)
 	}
 
-	// Not a CloudEvent: 400 saying what is missing.
-	status, header, body := post(t, base, http.Header{"Content-Type": {"application/json"}}, `{"name":"ada"}`)
-	if status != http.StatusBadRequest || header.Get("Ce-Type") != "dev.knative.lambda.invalid" || !strings.Contains(body, "missing") {
-		t.Errorf("plain POST: got %d, ce-type %q, body %s; want 400, dev.knative.lambda.invalid, and what is missing", status, header.Get("Ce-Type"), body)
+	// A CloudEvent without its required attributes: 400 saying what is
+	// missing. (A request without CloudEvents headers is a plain one:
+	// TestWrappersServeHTTP.)
+	status, header, body := post(t, base, http.Header{"Content-Type": {"application/json"}, "Ce-Specversion": {"1.0"}}, `{"name":"ada"}`)
+	if status != http.StatusBadRequest || header.Get("Ce-Type") != "dev.knative.lambda.invalid" || !strings.Contains(body, "missing id, source, type") {
+		t.Errorf("an incomplete event: got %d, ce-type %q, body %s; want 400, dev.knative.lambda.invalid, and what is missing", status, header.Get("Ce-Type"), body)
 	}
 
 	// Graceful shutdown: a request in flight when SIGTERM arrives finishes.

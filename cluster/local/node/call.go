@@ -20,6 +20,22 @@ func CallFunction(ctx context.Context, fnURL, eventType, data string) (int, stri
 	return postEvent(ctx, "http://"+IngressIP+u.Path+"/", u.Host, eventType, data)
 }
 
+// GetFunction sends a plain GET of query, such as "id=42", to the Knative
+// Service at fnURL, as curl on this machine does (see CallFunction). It
+// returns the answer's status and body.
+func GetFunction(ctx context.Context, fnURL, query string) (int, string, error) {
+	u, err := url.Parse(fnURL)
+	if err != nil {
+		return 0, "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+IngressIP+u.Path+"/?"+query, http.NoBody)
+	if err != nil {
+		return 0, "", err
+	}
+	req.Host = u.Host
+	return answer(req)
+}
+
 // PostToBroker sends a CloudEvent of eventType, with data as its JSON body,
 // to the Broker whose address is brokerURL, from this machine: to the
 // cluster IP of Eventing's broker-ingress Service, ingressIP, which the host
@@ -63,6 +79,11 @@ func postEvent(ctx context.Context, target, host, eventType, data string) (int, 
 	for k, v := range map[string]string{"Ce-Specversion": "1.0", "Ce-Id": "1", "Ce-Source": eventSource, "Ce-Type": eventType, "Content-Type": "application/json"} {
 		req.Header.Set(k, v)
 	}
+	return answer(req)
+}
+
+// answer sends a request and returns the answer's status and body.
+func answer(req *http.Request) (int, string, error) {
 	resp, err := caller.Do(req)
 	if err != nil {
 		return 0, "", err

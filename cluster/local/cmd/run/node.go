@@ -94,12 +94,14 @@ func awaitFirst(ctx context.Context, cfg *rest.Config, objs []*unstructured.Unst
 			}
 			if ready.Status == corev1.ConditionTrue {
 				addr := fn.Status.AtProvider.URL
-				fmt.Printf("%s is Ready at %s, %s after it was applied. Send it an event from this machine:\n"+
+				fmt.Printf("%s is Ready at %s, %s after it was applied. Call it from this machine:\n"+
+					"  curl -i 'http://%s/?id=42' -H 'Host: %s'\n"+
+					"send it an event:\n"+
 					"  curl -i http://%s/ -H 'Host: %s' -H 'Ce-Specversion: 1.0' -H 'Ce-Id: 1' -H 'Ce-Source: /manual' \\\n"+
 					"    -H 'Ce-Type: com.example.order.created' -H 'Content-Type: application/json' -d '{\"id\": 42}'\n"+
 					"or with the kubectl plugin (make kubectl-lambda puts it in _output/bin):\n"+
 					"  kubectl lambda invoke %s -n %s --ingress %s --type com.example.order.created --data '{\"id\": 42}'\n",
-					key, addr, time.Since(start).Round(time.Second), node.IngressIP, hostOf(addr), key.Name, key.Namespace, node.IngressIP)
+					key, addr, time.Since(start).Round(time.Second), node.IngressIP, hostOf(addr), node.IngressIP, hostOf(addr), key.Name, key.Namespace, node.IngressIP)
 				return nil
 			}
 		}
