@@ -101,7 +101,7 @@ func (s *session) workloadCommand(use, short string, run runFn) *cobra.Command {
 func (s *session) invokeCommand() *cobra.Command {
 	o := invokeOptions{}
 	timeout := 30 * time.Second
-	cmd := s.workloadCommand("invoke NAME", "Send a CloudEvent to a function or agent and print its reply",
+	cmd := s.workloadCommand("invoke NAME", "Send a CloudEvent, or a plain HTTP request, to a function or agent and print its reply",
 		func(ctx context.Context, w *workload, c client.Client, _ kubernetes.Interface) error {
 			ctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
@@ -109,10 +109,13 @@ func (s *session) invokeCommand() *cobra.Command {
 		})
 	f := cmd.Flags()
 	f.StringVar(&o.eventType, "type", DefaultEventType, "The event's type.")
-	f.StringVar(&o.data, "data", "", "The event's data: JSON (sent as application/json), other text, or @FILE (@- for standard input).")
+	f.StringVar(&o.data, "data", "", "The event's data, or with --http the request's body: JSON (sent as application/json), other text, or @FILE (@- for standard input).")
 	f.StringVar(&o.url, "url", "", "Send here instead of the workload's URL, such as through a port-forward.")
 	f.BoolVar(&o.broker, "broker", false, "Send through the workload's Broker, as its Triggers deliver; a Broker answers without the reply.")
 	f.StringVar(&o.ingress, "ingress", "", "Connect to this address (host or host:port) whatever host the URL names, which stays the Host header: an ingress no name resolves to, such as the local cluster's 10.96.0.80.")
+	f.BoolVar(&o.http, "http", false, "Send a plain HTTP request instead of an event, as curl does, and print the response's status, headers and body.")
+	f.StringVar(&o.method, "method", "", "With --http, the request's method: GET, or POST with --data, unless given.")
+	f.StringVar(&o.path, "path", "/", "With --http, the path and query below the URL, such as /orders?id=42.")
 	f.DurationVar(&timeout, "timeout", timeout, "How long to wait for the reply.")
 	return cmd
 }

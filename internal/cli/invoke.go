@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2"
@@ -39,6 +42,8 @@ const (
 	errReplyFmt      = "%s answered HTTP %d"
 	errHandlerFailed = "the function's handler failed: its reply is above, its log says why (kubectl lambda logs)"
 	errWriteReply    = "cannot write the reply"
+	errHTTPBroker    = "a Broker takes only events: leave out --http or --broker"
+	errNewRequest    = "cannot make the request"
 )
 
 // invokeOptions are what invoke sends and where.
@@ -54,24 +59,41 @@ type invokeOptions struct {
 	// host, which stays the request's Host: an ingress that routes by Host
 	// and that no name resolves to, such as the local cluster's.
 	ingress string
+	// http sends a plain HTTP request instead of an event, with method
+	// (GET, or POST when there is data) to path below the URL.
+	http         bool
+	method, path string
 }
 
 // invoke sends one CloudEvent to a workload, at its URL or through its
 // Broker, and writes the reply event: a function's handler replies; a Broker
-// only accepts.
+// only accepts. With o.http it sends a plain HTTP request instead.
 func invoke(ctx context.Context, c client.Reader, w *workload, o invokeOptions, out io.Writer) error {
 	target, err := invokeTarget(ctx, c, w, o)
 	if err != nil {
 		return err
 	}
+	if o.http {
+		return request(ctx, target, o, out)
+	}
 	e := cloudevents.NewEvent()
 	e.SetID(uuid.NewString())
 	e.SetSource(EventSource)
 	e.SetType(o.eventType)
-	if err := setData(&e, o.data); err != nil {
+	data, contentType, err := readData(o.data)
+	if err != nil {
 		return err
 	}
-	ce, err := cloudevents.NewClientHTTP(through(o.ingress)...)
+	if data != nil {
+		if err := e.SetData(contentType, data); err != nil {
+			return errors.Wrap(err, errEventData)
+		}
+	}
+	var opts []cehttp.Option
+	if rt := through(o.ingress); rt != nil {
+		opts = append(opts, cehttp.WithRoundTripper(rt))
+	}
+	ce, err := cloudevents.NewClientHTTP(opts...)
 	if err != nil {
 		return errors.Wrap(err, errNewClient)
 	}
@@ -98,9 +120,51 @@ func invoke(ctx context.Context, c client.Reader, w *workload, o invokeOptions, 
 	return errors.Errorf(errReplyFmt, target, status)
 }
 
+// request sends one plain HTTP request to the workload at target and
+// writes the response as curl -i does: its status, headers and body.
+func request(ctx context.Context, target string, o invokeOptions, out io.Writer) error {
+	data, contentType, err := readData(o.data)
+	if err != nil {
+		return err
+	}
+	method := o.method
+	if method == "" {
+		method = http.MethodGet
+		if data != nil {
+			method = http.MethodPost
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(target, "/")+"/"+strings.TrimPrefix(o.path, "/"), bytes.NewReader(data))
+	if err != nil {
+		return errors.Wrap(err, errNewRequest)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	resp, err := (&http.Client{Transport: through(o.ingress)}).Do(req)
+	if err != nil {
+		return errors.Wrapf(err, errSendFmt, target)
+	}
+	defer resp.Body.Close() //nolint:errcheck // Only read.
+	fmt.Fprintf(out, "%s %s\n", resp.Proto, resp.Status)
+	for _, name := range slices.Sorted(maps.Keys(resp.Header)) {
+		for _, v := range resp.Header[name] {
+			fmt.Fprintf(out, "%s: %s\n", name, v)
+		}
+	}
+	fmt.Fprintln(out)
+	if _, err := io.Copy(out, resp.Body); err != nil {
+		return errors.Wrap(err, errWriteReply)
+	}
+	if resp.StatusCode >= http.StatusBadRequest {
+		return errors.Errorf(errReplyFmt, target, resp.StatusCode)
+	}
+	return nil
+}
+
 // through connects to ingress, when one is given, whatever host a URL
-// names.
-func through(ingress string) []cehttp.Option {
+// names; nil without one.
+func through(ingress string) http.RoundTripper {
 	if ingress == "" {
 		return nil
 	}
@@ -108,11 +172,11 @@ func through(ingress string) []cehttp.Option {
 		ingress = net.JoinHostPort(ingress, "80")
 	}
 	d := &net.Dialer{}
-	return []cehttp.Option{cehttp.WithRoundTripper(&http.Transport{
+	return &http.Transport{
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return d.DialContext(ctx, network, ingress)
 		},
-	})}
+	}
 }
 
 // invokeTarget is where invoke sends: --url, the Broker's address, or the
@@ -120,6 +184,9 @@ func through(ingress string) []cehttp.Option {
 func invokeTarget(ctx context.Context, c client.Reader, w *workload, o invokeOptions) (string, error) {
 	if o.url != "" {
 		return o.url, nil
+	}
+	if o.broker && o.http {
+		return "", errors.New(errHTTPBroker)
 	}
 	if !o.broker {
 		if w.status.URL == "" {
@@ -143,11 +210,12 @@ func invokeTarget(ctx context.Context, c client.Reader, w *workload, o invokeOpt
 	return url, nil
 }
 
-// setData sets an event's data: JSON as application/json, anything else as
-// text; @FILE reads it from a file, @- from standard input.
-func setData(e *cloudevents.Event, data string) error {
+// readData reads what invoke sends and its content type: JSON as
+// application/json, anything else as text; @FILE reads it from a file, @-
+// from standard input. Without data, nothing.
+func readData(data string) ([]byte, string, error) {
 	if data == "" {
-		return nil
+		return nil, "", nil
 	}
 	b := []byte(data)
 	if name, ok := strings.CutPrefix(data, "@"); ok {
@@ -158,14 +226,13 @@ func setData(e *cloudevents.Event, data string) error {
 			b, err = os.ReadFile(name) //nolint:gosec // The file the user names.
 		}
 		if err != nil {
-			return errors.Wrapf(err, errReadDataFmt, name)
+			return nil, "", errors.Wrapf(err, errReadDataFmt, name)
 		}
 	}
-	contentType := cloudevents.TextPlain
 	if json.Valid(b) {
-		contentType = cloudevents.ApplicationJSON
+		return b, cloudevents.ApplicationJSON, nil
 	}
-	return errors.Wrap(e.SetData(contentType, b), errEventData)
+	return b, cloudevents.TextPlain, nil
 }
 
 // writeEvent writes an event as structured JSON, its data decoded.

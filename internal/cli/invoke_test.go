@@ -25,8 +25,14 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
-// greeter greets data.name, and fails for "boom".
+// greeter greets data.name, or a plain request's query's name with its
+// method and body, and fails for "boom".
 const greeter = `def handler(event, context):
+    if "requestContext" in event:
+        name = event["queryStringParameters"]["name"]
+        if name == "boom":
+            raise ValueError("boom is not a name")
+        return {"statusCode": 201, "headers": {"content-type": "text/plain"}, "body": "hello %s by %s with %s" % (name, event["requestContext"]["http"]["method"], event.get("body"))}
     if event["data"]["name"] == "boom":
         raise ValueError("boom is not a name")
     return {"greeting": "hello " + event["data"]["name"]}
@@ -146,7 +152,7 @@ func TestInvoke(t *testing.T) {
 		reason    string
 		args      []string
 		wantReply *reply
-		wantOut   string
+		wantOut   []string
 		wantErr   string
 	}{
 		"Reply": {
@@ -168,12 +174,33 @@ func TestInvoke(t *testing.T) {
 		"ThroughBroker": {
 			reason:  "Through the Broker, the event is accepted without a reply.",
 			args:    []string{"invoke", "greeter", "--broker", "--type=com.example.greet", `--data={"name": "ada"}`},
-			wantOut: "accepted event",
+			wantOut: []string{"accepted event"},
 		},
 		"ThroughIngress": {
 			reason:    "--ingress connects to the ingress's address and keeps the URL's host as the Host the ingress routes by.",
 			args:      []string{"invoke", "routed", "--ingress=" + strings.TrimPrefix(ingress.URL, "http://"), "--type=com.example.greet", `--data={"name": "ada"}`},
 			wantReply: &reply{Type: "com.example.greet.response", Source: "/lambda/greeter", Data: map[string]string{"greeting": "hello ada"}},
+		},
+		"PlainHTTP": {
+			reason:  "--http sends a plain request to the path and prints the response as curl -i does.",
+			args:    []string{"invoke", "greeter", "--http", "--path=/greet?name=ada"},
+			wantOut: []string{"HTTP/1.1 201 Created\nContent-Length: 26\nContent-Type: text/plain\n", "\n\nhello ada by GET with None"},
+		},
+		"PlainHTTPWithData": {
+			reason:  "--http with --data posts it, through the ingress as events go.",
+			args:    []string{"invoke", "routed", "--http", "--ingress=" + strings.TrimPrefix(ingress.URL, "http://"), "--path=greet?name=ada", "--data=some text"},
+			wantOut: []string{"hello ada by POST with some text"},
+		},
+		"PlainHTTPFailed": {
+			reason:  "A plain request the handler fails prints the 500, and the command fails.",
+			args:    []string{"invoke", "greeter", "--http", "--method=PUT", "--path=/?name=boom"},
+			wantOut: []string{"HTTP/1.1 500 Internal Server Error", "the function's log says why"},
+			wantErr: "answered HTTP 500",
+		},
+		"PlainHTTPToBroker": {
+			reason:  "A Broker takes only events.",
+			args:    []string{"invoke", "greeter", "--http", "--broker"},
+			wantErr: "a Broker takes only events",
 		},
 		"NoURL": {
 			reason:  "A function without a URL yet says so, with its phase.",
@@ -190,8 +217,10 @@ func TestInvoke(t *testing.T) {
 			if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Errorf("%s\n%v: error %v, want %q", tc.reason, tc.args, err, tc.wantErr)
 			}
-			if tc.wantOut != "" && !strings.Contains(out, tc.wantOut) {
-				t.Errorf("%s\n%v: printed %q, want %q in it", tc.reason, tc.args, out, tc.wantOut)
+			for _, want := range tc.wantOut {
+				if !strings.Contains(out, want) {
+					t.Errorf("%s\n%v: printed %q, want %q in it", tc.reason, tc.args, out, want)
+				}
 			}
 			if tc.wantReply == nil {
 				return
@@ -212,7 +241,7 @@ func TestInvoke(t *testing.T) {
 	if diff := cmp.Diff([]string{"com.example.greet"}, brokered); diff != "" {
 		t.Errorf("events the Broker received: -want, +got:\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"routed.apps.lambda.invalid"}, hosts); diff != "" {
+	if diff := cmp.Diff([]string{"routed.apps.lambda.invalid", "routed.apps.lambda.invalid"}, hosts); diff != "" {
 		t.Errorf("the Hosts the ingress was asked for: -want, +got:\n%s", diff)
 	}
 }
