@@ -123,13 +123,36 @@ func TestForwardCycleEnds(t *testing.T) {
 	}
 	t.Logf("Knative made the relays and Triggers Ready in %s", time.Since(start).Round(time.Second))
 
-	ticket, start := sendCycle(ctx, t, ingress[a])
+	var hops map[string]int
+	var last time.Time
+	for round := 1; len(hops) == 0; round++ {
+		var ticket string
+		ticket, start = sendCycle(ctx, t, ingress[a], round)
+		if hops, last = cycle(ctx, t, sink, ticket); len(hops) == 0 && round < cycleTries {
+			// Accepted while the watch's Trigger was Ready before the
+			// Broker's filter knew it: the events went to no one.
+			t.Logf("the second team's Broker delivered nothing of accepted event %s: sending a new one", ticket)
+		} else if len(hops) == 0 {
+			t.Fatalf("the second team's Broker delivered nothing of %d accepted events", round)
+		}
+	}
+	t.Logf("the cycle ended %s after the event was sent; the second team's Broker got %v by hop count", last.Sub(start).Round(time.Millisecond), hops)
+	want := map[string]int{"1": 2, "3": 4}
+	if diff := cmp.Diff(want, hops); diff != "" {
+		t.Errorf("what the second team's Broker got by hop count: -want, +got:\n%s", diff)
+	}
+}
+
+// cycle counts what the sink gets of the cycle of ticket, by hop count,
+// until it has got nothing for cycleQuiet, and says when it last got one.
+func cycle(ctx context.Context, t *testing.T, sink *Sink, ticket string) (map[string]int, time.Time) {
+	t.Helper()
 	hops, last := map[string]int{}, time.Now()
 	for end := time.After(cycleQuiet); end != nil; {
 		select {
 		case r := <-sink.Got:
 			if r.Body != ticket {
-				continue // What a refused try sent on before it failed.
+				continue // What a try before sent on.
 			}
 			hops[r.Hops]++
 			last = time.Now()
@@ -140,24 +163,20 @@ func TestForwardCycleEnds(t *testing.T) {
 			t.Fatalf("the cycle never ended: the second team's Broker got %v by hop count", hops)
 		}
 	}
-	t.Logf("the cycle ended %s after the event was sent; the second team's Broker got %v by hop count", last.Sub(start).Round(time.Millisecond), hops)
-	want := map[string]int{"1": 2, "3": 4}
-	if diff := cmp.Diff(want, hops); diff != "" {
-		t.Errorf("what the second team's Broker got by hop count: -want, +got:\n%s", diff)
-	}
+	return hops, last
 }
 
-// sendCycle posts the cycle's first event to the first team's Broker until
-// it is accepted, and returns the accepted event's data and when it was
-// sent. The in-memory channels deliver at once and answer after their
+// sendCycle posts the cycle's first event of a round to the first team's
+// Broker until it is accepted, and returns the accepted event's data and
+// when it was sent. The in-memory channels deliver at once and answer after their
 // subscribers, so the ingress answers after the whole cycle, and with 500 if
 // any hop failed: on a busy node a hop's Trigger may be Ready before the
 // Broker's filter knows it. A refused try may have gone part of the way, so
 // each try carries its own ticket and only the accepted one's events count.
-func sendCycle(ctx context.Context, t *testing.T, ingress string) (string, time.Time) {
+func sendCycle(ctx context.Context, t *testing.T, ingress string, round int) (string, time.Time) {
 	t.Helper()
 	for try := 1; ; try++ {
-		ticket, sent := fmt.Sprintf(`{"ticket": %d}`, try), time.Now()
+		ticket, sent := fmt.Sprintf(`{"ticket": "%d.%d"}`, round, try), time.Now()
 		status, body, err := postEvent(ctx, ingress, "", cycleType, ticket)
 		if err == nil && status == http.StatusAccepted {
 			return ticket, sent
