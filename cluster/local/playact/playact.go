@@ -35,8 +35,13 @@ func FinishJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, exit
 // writes once it has made the Job's pod, before the kubelet reports on it.
 func StartJob(ctx context.Context, t T, c client.Client, job *batchv1.Job) {
 	t.Helper()
-	now := metav1.Now()
-	job.Status.StartTime = &now
+	startJobAt(ctx, t, c, job, metav1.Now())
+}
+
+// startJobAt plays StartJob at a time of its own.
+func startJobAt(ctx context.Context, t T, c client.Client, job *batchv1.Job, at metav1.Time) {
+	t.Helper()
+	job.Status.StartTime = &at
 	job.Status.Active = 1
 	job.Status.Ready = new(int32(0))
 	job.Status.Terminating = new(int32(0))
@@ -155,13 +160,13 @@ func kanikoInitializing(job *batchv1.Job) []corev1.ContainerStatus {
 func EndJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, end BuildEnd) {
 	t.Helper()
 	now := metav1.Now()
-	pod := ReportPod(ctx, t, c, job, end, now)
-	// A Job the controller took up keeps its start; it has no pod active
-	// once it ends.
+	// The Job controller starts a Job before its pod runs, and the
+	// provider may read the Job as soon as the kubelet reports the pod.
 	if job.Status.StartTime == nil {
-		start := metav1.NewTime(now.Add(-time.Minute))
-		job.Status.StartTime = &start
+		startJobAt(ctx, t, c, job, metav1.NewTime(now.Add(-time.Minute)))
 	}
+	pod := ReportPod(ctx, t, c, job, end, now)
+	// It has no pod active once the Job ends.
 	job.Status.Active = 0
 	switch pod.Status.Phase { //nolint:exhaustive // A pod that did not end leaves the Job running to its deadline.
 	case corev1.PodSucceeded:
