@@ -134,13 +134,21 @@ func WriteImage(img v1.Image, ref, file string) error {
 	return errors.Wrapf(tarball.WriteToFile(file, t, img), errFmtWrite, ref)
 }
 
+// pushTimeout bounds the pushes of one image: right after the cluster
+// starts, ctr's push of the Kaniko executor to the node's registry has
+// ended with "unexpected EOF" (twice, in CI), and the next went through.
+const pushTimeout = 30 * time.Second
+
 // Publish imports the image tarball that names ref into containerd and
-// pushes it to the node's registry, which ref must name: pods may then run
-// it, and Kaniko build on it.
+// pushes it to the node's registry, which ref must name, trying again
+// until pushTimeout: pods may then run it, and Kaniko build on it.
 func (c *Cluster) Publish(ctx context.Context, tarball, ref string) error {
 	if err := c.importImage(ctx, tarball); err != nil {
 		return err
 	}
-	out, err := exec.CommandContext(ctx, "ctr", "--address="+containerdSocket(c.dir), "--namespace=k8s.io", "images", "push", "--plain-http", ref).CombinedOutput()
-	return errors.Wrapf(errors.Wrap(err, strings.TrimSpace(string(out))), errFmtPush, ref)
+	err := pollFor(ctx, pushTimeout, func(ctx context.Context) (bool, error) {
+		out, err := exec.CommandContext(ctx, "ctr", "--address="+containerdSocket(c.dir), "--namespace=k8s.io", "images", "push", "--plain-http", ref).CombinedOutput()
+		return err == nil, errors.Wrap(err, strings.TrimSpace(string(out)))
+	})
+	return errors.Wrapf(err, errFmtPush, ref)
 }
