@@ -110,20 +110,17 @@ func FollowOwned(ctx context.Context, c Informers, o Owned) map[string]bool {
 // and a deletion. A new generation is most often the provider's own apply,
 // which its reconcile already follows.
 func wakeOwner(wake WakeFn, changed ChangedFn) toolscache.ResourceEventHandlerFuncs {
-	h := toolscache.ResourceEventHandlerFuncs{
-		DeleteFunc: func(obj any) {
+	var h toolscache.ResourceEventHandlerFuncs
+	if changed == nil {
+		changed = statusChanged
+		h.DeleteFunc = func(obj any) {
 			if gone, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = gone.Obj
 			}
 			if o, ok := obj.(client.Object); ok {
 				wakeOf(wake, o)
 			}
-		},
-	}
-	if changed != nil {
-		h.DeleteFunc = nil
-	} else {
-		changed = statusChanged
+		}
 	}
 	h.UpdateFunc = func(was, is any) {
 		o, okWas := was.(client.Object)
