@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
+	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
@@ -30,6 +31,7 @@ const (
 	requireForwardAgent   = "forward-agent-"
 	requireBroker         = "broker-"
 	requireSecret         = "secret-"
+	requireConfigMap      = "configmap-"
 )
 
 const (
@@ -293,15 +295,15 @@ func (p *pass) unmet(objs *render.Objects, was v1alpha1.Phase) (v observe.Verdic
 	ns := p.xr.namespace
 	refs := observe.ReferencesOf(objs.Service, objs.ListenedBroker())
 	answered := true
-	secrets := map[string]map[string][]byte{}
-	for _, ref := range refs.Secrets {
-		items, ok, err := requireAs[corev1.Secret](p, requireSecret+ref.Name, byName("v1", "Secret", ns, ref.Name), nil)
+	objects := map[string]map[string]bool{}
+	for _, ref := range refs.Required {
+		keys, found, ok, err := p.requiredKeys(ref.Kind, ref.Name)
 		if err != nil {
 			return observe.Verdict{}, false, err
 		}
 		answered = answered && ok
-		if len(items) > 0 {
-			secrets[ref.Name] = items[0].Data
+		if found {
+			objects[ref.Kind+"/"+ref.Name] = keys
 		}
 	}
 	brokers := map[string]bool{}
@@ -314,11 +316,30 @@ func (p *pass) unmet(objs *render.Objects, was v1alpha1.Phase) (v observe.Verdic
 		return p.waiting(), true, nil
 	}
 	return observe.Unmet(was, ns, refs,
-		func(name string) (map[string][]byte, bool, error) {
-			data, found := secrets[name]
-			return data, found, nil
+		func(kind, name string) (map[string]bool, bool, error) {
+			keys, found := objects[kind+"/"+name]
+			return keys, found, nil
 		},
 		func(name string) (bool, error) { return brokers[name], nil })
+}
+
+// requiredKeys requires a Secret or ConfigMap of the composite's namespace
+// and reads its keys, as Crossplane supplies it; ok is false until it has.
+func (p *pass) requiredKeys(kind, name string) (keys map[string]bool, found, ok bool, err error) {
+	sel := byName("v1", kind, p.xr.namespace, name)
+	if kind == observe.KindSecret {
+		return keysOf(p, requireSecret+name, sel, observe.SecretKeys)
+	}
+	return keysOf(p, requireConfigMap+name, sel, observe.ConfigMapKeys)
+}
+
+// keysOf requires one object of type T and reads its keys with keys.
+func keysOf[T any](p *pass, key string, sel *fnv1.ResourceSelector, keys func(*T) map[string]bool) (map[string]bool, bool, bool, error) {
+	items, ok, err := requireAs[T](p, key, sel, nil)
+	if len(items) == 0 || err != nil {
+		return nil, false, ok, err
+	}
+	return keys(&items[0]), true, ok, nil
 }
 
 // observedEach reads each rendered object's observed copy into a new object

@@ -12,17 +12,23 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
-// TestDirectHolds checks that Direct mode holds a workload whose Secrets or
-// Broker its namespace lacks, as the provider does, with the same reasons
+// TestDirectHolds checks that Direct mode holds a workload whose Secrets,
+// ConfigMaps or Broker its namespace lacks, as the provider does, with the same reasons
 // and messages: nothing new is composed and what runs is carried forward.
 func TestDirectHolds(t *testing.T) {
 	const (
 		withSecret = "source: {image: {repository: ghcr.io/acme/hello, tag: v1}}\n" +
 			"env: [{name: TOKEN, valueFrom: {secretKeyRef: {name: api, key: token}}}]\n"
+		withFiles = "source: {image: {repository: ghcr.io/acme/hello, tag: v1}}\n" +
+			"volumes: [{path: /etc/app, configMap: {name: settings, items: [{key: level, path: level}]}}]\n"
 		onShared = "source: {image: {repository: ghcr.io/acme/hello, tag: v1}}\n" +
 			"eventing:\n  broker: {name: shared}\n  triggers: [{name: orders, filters: {type: com.example.order.created}}]\n"
 	)
 	apiSecret := selectName("v1", "Secret", testNS, "api")
+	settings := selectName("v1", "ConfigMap", testNS, "settings")
+	configMap := func(data string) *fnv1.Resources {
+		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings","namespace":"apps"},`+data+`}`)}}}
+	}
 	sharedBroker := selectName("eventing.knative.dev/v1", "Broker", testNS, "shared")
 	secret := func(data string) *fnv1.Resources {
 		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"api","namespace":"apps"},"data":`+data+`}`)}}}
@@ -91,6 +97,36 @@ func TestDirectHolds(t *testing.T) {
 			conditions:   stalledConditions("SecretMissing", noSecret),
 			composed:     composedOf(serviceRunning(testName, true, "ghcr.io/acme/hello:v1")),
 			requirements: map[string]*fnv1.ResourceSelector{"secret-api": apiSecret},
+		},
+		"ConfigMapMissing": {
+			reason:       "A ConfigMap the pods mount that does not exist holds the workload, in the provider's words.",
+			spec:         withFiles,
+			required:     map[string]*fnv1.Resources{"configmap-settings": {}},
+			phase:        "Pending",
+			ready:        fnv1.Ready_READY_FALSE,
+			conditions:   stalledConditions("ConfigMapMissing", "ConfigMap settings (volume at /etc/app) does not exist in namespace apps; nothing is deployed or changed until it does"),
+			composed:     composedOf(),
+			requirements: map[string]*fnv1.ResourceSelector{"configmap-settings": settings},
+		},
+		"ConfigMapKeyMissing": {
+			reason:       "A ConfigMap without a key the volume mounts holds the workload too.",
+			spec:         withFiles,
+			required:     map[string]*fnv1.Resources{"configmap-settings": configMap(`"data":{"colour":"blue"}`)},
+			phase:        "Pending",
+			ready:        fnv1.Ready_READY_FALSE,
+			conditions:   stalledConditions("ConfigMapMissing", `ConfigMap settings (volume at /etc/app) in namespace apps has no key "level"; nothing is deployed or changed until it does`),
+			composed:     composedOf(),
+			requirements: map[string]*fnv1.ResourceSelector{"configmap-settings": settings},
+		},
+		"ConfigMapThere": {
+			reason:       "A binary key counts as a text one does: with it there, the Service is composed.",
+			spec:         withFiles,
+			required:     map[string]*fnv1.Resources{"configmap-settings": configMap(`"binaryData":{"level":"eA=="}`)},
+			phase:        "Deploying",
+			ready:        fnv1.Ready_READY_FALSE,
+			conditions:   progressingConditions("Deploying", "waiting for the Knative Service to be Ready: the Knative Service does not exist yet"),
+			composed:     composedOf(serviceRunning(testName, false, "ghcr.io/acme/hello:v1")),
+			requirements: map[string]*fnv1.ResourceSelector{"configmap-settings": settings},
 		},
 		"BrokerMissing": {
 			reason:       "Triggers on a Broker the workload does not create, and that does not exist, hold it.",

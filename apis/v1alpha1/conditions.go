@@ -6,9 +6,10 @@ import xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 // Ready condition, composite resources on Reconciling or Stalled.
 // SourceUnresolved says the source as specified cannot be resolved (a ref or
 // object that does not exist); SourceUnreachable that its server did not
-// answer, which may pass. SecretMissing and BrokerMissing say the workload
-// refers to a Secret or Broker that does not exist in its namespace, so it is
-// not deployed (nor is a running one changed) until it does. NameConflict
+// answer, which may pass. SecretMissing, ConfigMapMissing and BrokerMissing
+// say the workload refers to a Secret, ConfigMap or Broker (or a key of one)
+// that does not exist in its namespace, so it is not deployed (nor is a
+// running one changed) until it does. NameConflict
 // says an object the workload would write exists and is not its own, so
 // nothing is applied until the name is free. RevisionFailed says Knative
 // reports the latest Revision cannot serve; its message is Knative's.
@@ -28,6 +29,7 @@ const (
 	ReasonSourceUnresolved  xpv2.ConditionReason = "SourceUnresolved"
 	ReasonSourceUnreachable xpv2.ConditionReason = "SourceUnreachable"
 	ReasonSecretMissing     xpv2.ConditionReason = "SecretMissing"
+	ReasonConfigMapMissing  xpv2.ConditionReason = "ConfigMapMissing"
 	ReasonBrokerMissing     xpv2.ConditionReason = "BrokerMissing"
 	ReasonNameConflict      xpv2.ConditionReason = "NameConflict"
 	ReasonRevisionFailed    xpv2.ConditionReason = "RevisionFailed"
@@ -43,7 +45,7 @@ const (
 func NeedsUser(r xpv2.ConditionReason) bool {
 	switch r {
 	case ReasonBuildFailed, ReasonBuildNotAdmitted, ReasonInvalid, ReasonSourceUnresolved,
-		ReasonSecretMissing, ReasonBrokerMissing, ReasonNameConflict,
+		ReasonSecretMissing, ReasonConfigMapMissing, ReasonBrokerMissing, ReasonNameConflict,
 		ReasonRevisionFailed, ReasonEventingFailed, ReasonRouteFailed, ReasonForwardRefused:
 		return true
 	default:

@@ -296,6 +296,20 @@ type LambdaAgentParameters struct {
 	// +optional
 	Env []EnvVar `json:"env,omitempty"`
 
+	// EnvFrom sets a variable for each key of a whole Secret or ConfigMap.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	EnvFrom []EnvFromSource `json:"envFrom,omitempty"`
+
+	// Volumes mount Secrets and ConfigMaps as read-only files of the
+	// agent's container. A missing one holds the agent, as a missing
+	// Secret of env does, unless it is optional.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=path
+	// +optional
+	Volumes []Volume `json:"volumes,omitempty"`
+
 	// Observability configures metrics and tracing.
 	// +optional
 	Observability *Observability `json:"observability,omitempty"`

@@ -39,6 +39,20 @@ type LambdaFunctionParameters struct {
 	// +optional
 	Env []EnvVar `json:"env,omitempty"`
 
+	// EnvFrom sets a variable for each key of a whole Secret or ConfigMap.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	EnvFrom []EnvFromSource `json:"envFrom,omitempty"`
+
+	// Volumes mount Secrets and ConfigMaps as read-only files of the
+	// function's container. A missing one holds the function, as a missing
+	// Secret of env does, unless it is optional.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=path
+	// +optional
+	Volumes []Volume `json:"volumes,omitempty"`
+
 	// TimeoutSeconds is the longest a request may take.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=3600

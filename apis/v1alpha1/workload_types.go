@@ -120,6 +120,37 @@ type EnvVarSource struct {
 	ConfigMapKeyRef *KeySelector `json:"configMapKeyRef,omitempty"`
 }
 
+// An EnvFromSource sets a variable for each key of a whole Secret or
+// ConfigMap of the resource's own namespace. Variables of env, and those the
+// provider and Knative set, win over a key of the same name.
+// +kubebuilder:validation:XValidation:rule="has(self.secretRef) != has(self.configMapRef)",message="exactly one of secretRef or configMapRef must be set"
+type EnvFromSource struct {
+	// Prefix put before each key's name, such as DB_.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z_][A-Za-z0-9_]*$')",message="must start a C identifier: letters, digits and '_', not starting with a digit"
+	// +optional
+	Prefix string `json:"prefix,omitempty"`
+
+	// SecretRef names the Secret.
+	// +optional
+	SecretRef *ObjectSelector `json:"secretRef,omitempty"`
+
+	// ConfigMapRef names the ConfigMap.
+	// +optional
+	ConfigMapRef *ObjectSelector `json:"configMapRef,omitempty"`
+}
+
+// An ObjectSelector names a whole Secret or ConfigMap in the resource's own
+// namespace.
+type ObjectSelector struct {
+	// Name of the Secret or ConfigMap.
+	Name DNSSubdomain `json:"name"`
+
+	// Optional lets the workload start when it is missing.
+	// +optional
+	Optional *bool `json:"optional,omitempty"`
+}
+
 // A KeySelector selects a key of a Secret or ConfigMap in the resource's own
 // namespace: a resource can never reach into another namespace.
 type KeySelector struct {

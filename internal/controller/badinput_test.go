@@ -60,6 +60,7 @@ func TestSemanticBadInput(t *testing.T) {
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s3-creds"}, StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3server.Access, "AWS_SECRET_ACCESS_KEY": s3server.Secret}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "s3-wrong"}, StringData: map[string]string{"AWS_ACCESS_KEY_ID": s3server.Access, "AWS_SECRET_ACCESS_KEY": "not-the-secret"}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-keys"}, StringData: map[string]string{"unrelated": "x"}},
+		&corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "settings"}, Data: map[string]string{"level": "debug"}},
 		&v1alpha1.ProviderConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "no-secret"}, Spec: v1alpha1.ProviderConfigSpec{Credentials: v1alpha1.ProviderCredentials{
 			Source: v1alpha1.CredentialsSourceSecret, SecretRef: &v1alpha1.KeySelector{Name: "kubeconfig", Key: "kubeconfig"},
 		}}},
@@ -169,6 +170,16 @@ func badInputs(ns string) []badInput {
 			p.Env = []v1alpha1.EnvVar{{Name: "DB_PASSWORD", ValueFrom: &v1alpha1.EnvVarSource{SecretKeyRef: &v1alpha1.KeySelector{Name: secret, Key: key}}}}
 		}
 	}
+	files := func(v v1alpha1.Volume) func(*v1alpha1.LambdaFunctionParameters) {
+		return func(p *v1alpha1.LambdaFunctionParameters) {
+			image("")(p)
+			p.Volumes = []v1alpha1.Volume{v}
+		}
+	}
+	settings := func(p *v1alpha1.LambdaFunctionParameters) {
+		image("")(p)
+		p.EnvFrom = []v1alpha1.EnvFromSource{{ConfigMapRef: &v1alpha1.ObjectSelector{Name: "app-settings"}}}
+	}
 	broker := func(name string) func(*v1alpha1.LambdaFunctionParameters) {
 		return func(p *v1alpha1.LambdaFunctionParameters) {
 			image("")(p)
@@ -210,6 +221,9 @@ func badInputs(ns string) []badInput {
 		{reason: "An image pull secret is missing.", obj: fn("pull-secret-missing", image("regcred")), cond: ready, want: v1alpha1.ReasonSecretMissing, msg: "Secret regcred (image pull secret) does not exist in namespace " + ns},
 		{reason: "An environment variable's Secret is missing.", obj: fn("env-secret-missing", env("db", "password")), cond: ready, want: v1alpha1.ReasonSecretMissing, msg: "Secret db (environment variable DB_PASSWORD) does not exist"},
 		{reason: "An environment variable's Secret lacks the key.", obj: fn("env-key-missing", env("no-keys", "password")), cond: ready, want: v1alpha1.ReasonSecretMissing, msg: `has no key "password"`},
+		{reason: "A volume's Secret lacks a key it mounts.", obj: fn("volume-key-missing", files(v1alpha1.Volume{Path: "/var/run/secrets/tls", Secret: &v1alpha1.VolumeSource{Name: "no-keys", Items: []v1alpha1.KeyToPath{{Key: "tls.crt", Path: "cert"}}}})), cond: ready, want: v1alpha1.ReasonSecretMissing, msg: `Secret no-keys (volume at /var/run/secrets/tls) in namespace ` + ns + ` has no key "tls.crt"`},
+		{reason: "A ConfigMap of the environment is missing.", obj: fn("envfrom-missing", settings), cond: ready, want: v1alpha1.ReasonConfigMapMissing, msg: "ConfigMap app-settings (environment of container function) does not exist"},
+		{reason: "A ConfigMap the provider did not make, read from the API server, lacks a key a volume mounts.", obj: fn("configmap-key-missing", files(v1alpha1.Volume{Path: "/etc/settings", ConfigMap: &v1alpha1.VolumeSource{Name: "settings", Items: []v1alpha1.KeyToPath{{Key: "colour", Path: "colour"}}}})), cond: ready, want: v1alpha1.ReasonConfigMapMissing, msg: `ConfigMap settings (volume at /etc/settings) in namespace ` + ns + ` has no key "colour"`},
 		{reason: "The Broker the Triggers listen on is missing.", obj: fn("broker-missing", broker("payments")), cond: ready, want: v1alpha1.ReasonBrokerMissing, msg: "Broker payments, which the Triggers listen on, does not exist"},
 		{reason: "The provider config is missing.", obj: withPC(fn("pc-missing", asIs), "nowhere"), cond: synced, want: xpv2.ReasonReconcileError, msg: `cannot get ProviderConfig "nowhere"`},
 		{reason: "The provider config's kubeconfig Secret is missing.", obj: withPC(fn("pc-no-secret", asIs), "no-secret"), cond: synced, want: xpv2.ReasonReconcileError, msg: "cannot get the kubeconfig Secret " + ns + "/kubeconfig"},
@@ -219,5 +233,8 @@ func badInputs(ns string) []badInput {
 		{reason: "An agent's image pull secret is missing.", obj: agent("agent-pull-secret", func(p *v1alpha1.LambdaAgentParameters) {
 			p.Image.PullSecrets = []v1alpha1.LocalObjectReference{{Name: "agent-regcred"}}
 		}), cond: ready, want: v1alpha1.ReasonSecretMissing, msg: "Secret agent-regcred (image pull secret)"},
+		{reason: "An agent's volume's Secret is missing.", obj: agent("agent-no-volume", func(p *v1alpha1.LambdaAgentParameters) {
+			p.Volumes = []v1alpha1.Volume{{Path: "/var/run/secrets/tools", Secret: &v1alpha1.VolumeSource{Name: "tool-credentials"}}}
+		}), cond: ready, want: v1alpha1.ReasonSecretMissing, msg: "Secret tool-credentials (volume at /var/run/secrets/tools) does not exist"},
 	}
 }

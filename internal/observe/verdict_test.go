@@ -154,34 +154,54 @@ func TestHeldAndRetrying(t *testing.T) {
 
 func TestUnmet(t *testing.T) {
 	errBoom := errors.New("boom")
-	secrets := map[string]map[string][]byte{"api": {"token": []byte("x")}}
-	secret := func(name string) (map[string][]byte, bool, error) {
-		d, ok := secrets[name]
-		return d, ok, nil
+	objects := map[string]map[string]bool{"Secret/api": {"token": true}, "ConfigMap/settings": {"level": true}}
+	object := func(kind, name string) (map[string]bool, bool, error) {
+		keys, ok := objects[kind+"/"+name]
+		return keys, ok, nil
 	}
+	secret := func(name string) observe.Required { return observe.Required{Kind: observe.KindSecret, Name: name} }
+	configMap := func(name string) observe.Required { return observe.Required{Kind: observe.KindConfigMap, Name: name} }
 	brokers := func(name string) (bool, error) { return name == "events", nil }
 	cases := map[string]struct {
 		reason   string
 		refs     observe.References
-		secret   observe.SecretFn
+		object   observe.ObjectFn
 		want     observe.Verdict
 		wantHeld bool
 		wantErr  error
 	}{
 		"Met": {
-			reason: "Secrets with their keys and a Broker that exist hold nothing.",
-			refs:   observe.References{Secrets: []observe.SecretRef{{Name: "api", Key: "token", Use: "environment variable TOKEN"}}, Broker: "events"},
+			reason: "Secrets and ConfigMaps with their keys and a Broker that exist hold nothing.",
+			refs: observe.References{Required: []observe.Required{
+				{Kind: observe.KindSecret, Name: "api", Key: "token", Use: "environment variable TOKEN"},
+				{Kind: observe.KindConfigMap, Name: "settings", Key: "level", Use: "volume at /etc/app"},
+			}, Broker: "events"},
 		},
 		"NoSecret": {
-			reason:   "Every missing Secret is named, with what needs it.",
-			refs:     observe.References{Secrets: []observe.SecretRef{{Name: "regcred", Use: "image pull secret"}, {Name: "db", Use: "volume data"}}},
-			want:     observe.Verdict{Phase: v1alpha1.PhaseReady, Reason: v1alpha1.ReasonSecretMissing, Message: "Secret regcred (image pull secret) does not exist in namespace apps; Secret db (volume data) does not exist in namespace apps" + observe.MsgHeld},
+			reason: "Every missing Secret is named, with what needs it.",
+			refs: observe.References{Required: []observe.Required{
+				{Kind: observe.KindSecret, Name: "regcred", Use: "image pull secret"},
+				{Kind: observe.KindSecret, Name: "db", Use: "volume at /var/run/secrets/db"},
+			}},
+			want:     observe.Verdict{Phase: v1alpha1.PhaseReady, Reason: v1alpha1.ReasonSecretMissing, Message: "Secret regcred (image pull secret) does not exist in namespace apps; Secret db (volume at /var/run/secrets/db) does not exist in namespace apps" + observe.MsgHeld},
 			wantHeld: true,
 		},
 		"NoKey": {
 			reason:   "A Secret without the key the pod reads holds the workload.",
-			refs:     observe.References{Secrets: []observe.SecretRef{{Name: "api", Key: "password", Use: "environment variable PASSWORD"}}},
+			refs:     observe.References{Required: []observe.Required{{Kind: observe.KindSecret, Name: "api", Key: "password", Use: "environment variable PASSWORD"}}},
 			want:     observe.Verdict{Phase: v1alpha1.PhaseReady, Reason: v1alpha1.ReasonSecretMissing, Message: `Secret api (environment variable PASSWORD) in namespace apps has no key "password"` + observe.MsgHeld},
+			wantHeld: true,
+		},
+		"NoConfigMap": {
+			reason:   "A missing ConfigMap, or one without the key the pod reads, holds the workload as a Secret does, with a reason of its own.",
+			refs:     observe.References{Required: []observe.Required{{Kind: observe.KindConfigMap, Name: "app", Use: "environment of container function"}, {Kind: observe.KindConfigMap, Name: "settings", Key: "colour", Use: "environment variable COLOUR"}}},
+			want:     observe.Verdict{Phase: v1alpha1.PhaseReady, Reason: v1alpha1.ReasonConfigMapMissing, Message: `ConfigMap app (environment of container function) does not exist in namespace apps; ConfigMap settings (environment variable COLOUR) in namespace apps has no key "colour"` + observe.MsgHeld},
+			wantHeld: true,
+		},
+		"NoSecretNorConfigMap": {
+			reason:   "A missing Secret names the reason when a ConfigMap is missing too, whichever comes first.",
+			refs:     observe.References{Required: []observe.Required{configMap("app"), secret("db")}},
+			want:     observe.Verdict{Phase: v1alpha1.PhaseReady, Reason: v1alpha1.ReasonSecretMissing, Message: "ConfigMap app () does not exist in namespace apps; Secret db () does not exist in namespace apps" + observe.MsgHeld},
 			wantHeld: true,
 		},
 		"NoBroker": {
@@ -192,17 +212,17 @@ func TestUnmet(t *testing.T) {
 		},
 		"ReadFails": {
 			reason:  "A Secret that cannot be read is an error, not a verdict.",
-			refs:    observe.References{Secrets: []observe.SecretRef{{Name: "api"}}},
-			secret:  func(string) (map[string][]byte, bool, error) { return nil, false, errBoom },
+			refs:    observe.References{Required: []observe.Required{secret("api")}},
+			object:  func(string, string) (map[string]bool, bool, error) { return nil, false, errBoom },
 			wantErr: errBoom,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if tc.secret == nil {
-				tc.secret = secret
+			if tc.object == nil {
+				tc.object = object
 			}
-			got, held, err := observe.Unmet(v1alpha1.PhaseReady, "apps", tc.refs, tc.secret, brokers)
+			got, held, err := observe.Unmet(v1alpha1.PhaseReady, "apps", tc.refs, tc.object, brokers)
 			if !errors.Is(err, tc.wantErr) {
 				t.Errorf("%s\nUnmet(...): error %v, want %v", tc.reason, err, tc.wantErr)
 			}

@@ -212,7 +212,7 @@ func agent(in AgentInput) (*Objects, error) {
 		kind: v1alpha1.LambdaAgentKind, namespace: in.Namespace, name: in.Name,
 		container: ContainerAgent, image: out.Image, port: port, readiness: readiness,
 		command: spec.Image.Command, args: spec.Image.Args,
-		env:     env(set, spec.Env),
+		env: env(set, spec.Env), envFrom: spec.EnvFrom, volumes: spec.Volumes,
 		scaling: scaling, resources: spec.Resources, timeoutSeconds: spec.TimeoutSeconds,
 		serviceAccountName: spec.ServiceAccountName, pullSecrets: spec.Image.PullSecrets, meta: spec.Workload,
 		route: routes,

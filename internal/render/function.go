@@ -180,7 +180,7 @@ func (s *serving) serve(out *Objects) {
 	out.Service = workload{
 		kind: v1alpha1.LambdaFunctionKind, namespace: in.Namespace, name: in.Name,
 		container: ContainerFunction, image: out.Image, port: s.port, readiness: readiness,
-		env:     env(s.env, spec.Env),
+		env: env(s.env, spec.Env), envFrom: spec.EnvFrom, volumes: spec.Volumes,
 		scaling: spec.Scaling, resources: spec.Resources, timeoutSeconds: spec.TimeoutSeconds,
 		serviceAccountName: spec.ServiceAccountName, pullSecrets: pullSecrets, meta: spec.Workload,
 		route: s.routes,

@@ -45,6 +45,8 @@ type workload struct {
 	port                int32
 	command, args       []string
 	env                 []corev1.EnvVar
+	envFrom             []v1alpha1.EnvFromSource
+	volumes             []v1alpha1.Volume
 	scaling             *v1alpha1.Scaling
 	resources           *v1alpha1.Resources
 	timeoutSeconds      *int64
@@ -83,6 +85,7 @@ func (w workload) service() *servingv1.Service {
 			podAnnotations = mergeUnder(annotations, podAnnotations)
 		}
 	}
+	vols, mounts := volumes(w.volumes)
 	spec := corev1.PodSpec{
 		Containers: []corev1.Container{{
 			Name:            w.container,
@@ -91,10 +94,13 @@ func (w workload) service() *servingv1.Service {
 			Args:            w.args,
 			Ports:           []corev1.ContainerPort{{Name: "http1", ContainerPort: w.port}},
 			Env:             w.env,
+			EnvFrom:         envFrom(w.envFrom),
+			VolumeMounts:    mounts,
 			Resources:       resources(w.resources),
 			ReadinessProbe:  &corev1.Probe{ProbeHandler: w.readiness},
 			SecurityContext: restrictedContainer(),
 		}},
+		Volumes:                      vols,
 		AutomountServiceAccountToken: ptr.To(false),
 	}
 	if w.serviceAccountName != nil {

@@ -8,6 +8,7 @@ import (
 	kerrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
@@ -18,7 +19,7 @@ import (
 )
 
 const (
-	errFmtGetRefSecret = "cannot get Secret %s"
+	errFmtGetRef       = "cannot get %s %s"
 	errFmtGetRefBroker = "cannot get Broker %s"
 	msgFmtNoRabbitMQ   = "Broker %s is of class RabbitMQBroker, but the cluster serves no RabbitmqBrokerConfigs for it: install eventing-rabbitmq"
 	errFmtMapping      = "cannot tell whether the cluster serves %s"
@@ -26,16 +27,29 @@ const (
 
 // unmet is the verdict on a workload whose objects refer to what the target
 // namespace lacks (observe.Unmet); held is false when nothing lacks. Secrets
-// are read one by one and their values never leave observe.Unmet.
+// and ConfigMaps are read one by one from the API server, since the informers
+// hold only the provider's own ConfigMaps, and only their keys leave here.
 func (d deployer) unmet(ctx context.Context, was v1alpha1.Phase, objs *render.Objects) (v observe.Verdict, held bool, err error) {
 	return observe.Unmet(was, d.namespace, observe.ReferencesOf(objs.Service, objs.ListenedBroker()),
-		func(name string) (map[string][]byte, bool, error) {
-			s := &corev1.Secret{}
-			err := d.kube.Get(ctx, types.NamespacedName{Namespace: d.namespace, Name: name}, s)
-			if kerrors.IsNotFound(err) {
-				return nil, false, nil
+		func(kind, name string) (map[string]bool, bool, error) {
+			key := types.NamespacedName{Namespace: d.namespace, Name: name}
+			var keys func() map[string]bool
+			var o client.Object
+			if kind == observe.KindSecret {
+				s := &corev1.Secret{}
+				o, keys = s, func() map[string]bool { return observe.SecretKeys(s) }
+			} else {
+				c := &corev1.ConfigMap{}
+				o, keys = c, func() map[string]bool { return observe.ConfigMapKeys(c) }
 			}
-			return s.Data, err == nil, errors.Wrapf(err, errFmtGetRefSecret, name)
+			err := d.uncached.Get(ctx, key, o)
+			switch {
+			case kerrors.IsNotFound(err):
+				return nil, false, nil
+			case err != nil:
+				return nil, false, errors.Wrapf(err, errFmtGetRef, kind, name)
+			}
+			return keys(), true, nil
 		},
 		func(name string) (bool, error) {
 			err := d.kube.Get(ctx, types.NamespacedName{Namespace: d.namespace, Name: name}, &eventingv1.Broker{})
