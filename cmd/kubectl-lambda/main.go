@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -14,7 +15,9 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// kubectl lambda run stops its function on any of these, as a
+	// terminal's Ctrl-C, a closed terminal or a supervisor's stop send them.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	cmd := cli.NewCommand(genericiooptions.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}, time.Now)
 	if err := cmd.ExecuteContext(ctx); err != nil {

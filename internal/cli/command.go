@@ -17,6 +17,7 @@ const (
 	errConfig    = "cannot read the kubeconfig"
 	errNamespace = "cannot tell the namespace"
 	errClient    = "cannot make a client of the API server"
+	errNameOrURL = "name the function or agent, or give --url"
 )
 
 // A session is what every command reads through: the kubeconfig, context
@@ -65,7 +66,7 @@ func NewCommand(streams genericiooptions.IOStreams, now func() time.Time) *cobra
 	s := &session{flags: genericclioptions.NewConfigFlags(true), streams: streams, now: now}
 	root := &cobra.Command{
 		Use:   "kubectl-lambda",
-		Short: "Invoke LambdaFunctions, LambdaAgents, Lambdas and Agents, read their logs and status, and rebuild them",
+		Short: "Start functions and run them on this machine, invoke LambdaFunctions, LambdaAgents, Lambdas and Agents, read their logs and status, and rebuild them",
 		Long: "NAME is looked up among LambdaFunctions, LambdaAgents, Lambdas and Agents in the namespace;\n" +
 			"KIND/NAME (lambdafunction/hello, la/helper, lambda/hello, agent/helper) says which.",
 		SilenceUsage: true,
@@ -75,7 +76,7 @@ func NewCommand(streams genericiooptions.IOStreams, now func() time.Time) *cobra
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
 	s.flags.AddFlags(root.PersistentFlags())
-	root.AddCommand(s.invokeCommand(), s.logsCommand(), s.statusCommand(), s.rebuildCommand())
+	root.AddCommand(s.initCommand(), s.runCommand(), s.invokeCommand(), s.logsCommand(), s.statusCommand(), s.rebuildCommand())
 	return root
 }
 
@@ -101,16 +102,28 @@ func (s *session) workloadCommand(use, short string, run runFn) *cobra.Command {
 func (s *session) invokeCommand() *cobra.Command {
 	o := invokeOptions{}
 	timeout := 30 * time.Second
-	cmd := s.workloadCommand("invoke NAME", "Send a CloudEvent, or a plain HTTP request, to a function or agent and print its reply",
-		func(ctx context.Context, w *workload, c client.Client, _ kubernetes.Interface) error {
-			ctx, cancel := context.WithTimeout(ctx, timeout)
-			defer cancel()
-			return invoke(ctx, c, w, o, s.streams.Out)
-		})
+	send := func(ctx context.Context, w *workload, c client.Client, _ kubernetes.Interface) error {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return invoke(ctx, c, w, o, s.streams.Out)
+	}
+	cmd := s.workloadCommand("invoke [NAME]", "Send a CloudEvent, or a plain HTTP request, to a function or agent and print its reply", send)
+	// With --url, such as kubectl lambda run's, no cluster is read.
+	cmd.Args = cobra.RangeArgs(0, 1)
+	workloadRun := cmd.RunE
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if o.url != "" && !o.broker {
+			return send(cmd.Context(), nil, nil, nil)
+		}
+		if len(args) == 0 {
+			return errors.New(errNameOrURL)
+		}
+		return workloadRun(cmd, args)
+	}
 	f := cmd.Flags()
 	f.StringVar(&o.eventType, "type", DefaultEventType, "The event's type.")
 	f.StringVar(&o.data, "data", "", "The event's data, or with --http the request's body: JSON (sent as application/json), other text, or @FILE (@- for standard input).")
-	f.StringVar(&o.url, "url", "", "Send here instead of the workload's URL, such as through a port-forward.")
+	f.StringVar(&o.url, "url", "", "Send here instead of the workload's URL, such as kubectl lambda run's or through a port-forward; NAME is not needed, and no cluster is read.")
 	f.BoolVar(&o.broker, "broker", false, "Send through the workload's Broker, as its Triggers deliver; a Broker answers without the reply.")
 	f.StringVar(&o.ingress, "ingress", "", "Connect to this address (host or host:port) whatever host the URL names, which stays the Host header: an ingress no name resolves to, such as the local cluster's 10.96.0.80.")
 	f.BoolVar(&o.http, "http", false, "Send a plain HTTP request instead of an event, as curl does, and print the response's status, headers and body.")

@@ -107,31 +107,51 @@ func (b build) contextFiles() ([]contextFile, error) {
 	for _, name := range slices.Sorted(maps.Keys(b.runtime.Files)) {
 		files = append(files, contextFile{key: name, path: name, content: b.runtime.Files[name]})
 	}
-	in := b.spec.Source.Inline
-	if in == nil {
-		return files, nil
+	src, err := InlineFiles(b.spec.Source.Inline, b.runtime)
+	if err != nil {
+		return nil, err
 	}
-	src := []contextFile{{path: b.runtime.CodeFile, content: in.Code}}
-	dep := dependencyFile[b.runtime.Language]
+	for i, f := range src {
+		files = append(files, contextFile{key: "src-" + strconv.Itoa(i), path: "src/" + f.Path, content: f.Content})
+	}
+	return files, nil
+}
+
+// A SourceFile is one file of a function's source, at its path relative to
+// the source's folder.
+type SourceFile struct {
+	Path, Content string
+}
+
+// InlineFiles lays out inline code as its build does, and as kubectl lambda
+// run does on the author's machine: the handler's code at the runtime's
+// CodeFile, the dependencies at the language's dependency file, and the
+// further files at their paths. Nothing without inline code.
+func InlineFiles(in *v1alpha1.InlineSource, rt Runtime) ([]SourceFile, error) {
+	if in == nil {
+		return nil, nil
+	}
+	src := []SourceFile{{Path: rt.CodeFile, Content: in.Code}}
+	dep := DependencyFile(rt.Language)
 	if in.Dependencies != "" {
-		src = append(src, contextFile{path: dep, content: in.Dependencies})
+		src = append(src, SourceFile{Path: dep, Content: in.Dependencies})
 	}
 	for _, f := range in.Files {
 		switch string(f.Path) {
-		case b.runtime.CodeFile:
+		case rt.CodeFile:
 			return nil, errors.Errorf(errFmtFileClash, f.Path, "handler's code file")
 		case dep:
 			if in.Dependencies != "" {
 				return nil, errors.Errorf(errFmtFileClash, f.Path, "dependencies file")
 			}
 		}
-		src = append(src, contextFile{path: string(f.Path), content: f.Content})
+		src = append(src, SourceFile{Path: string(f.Path), Content: f.Content})
 	}
-	for i, f := range src {
-		files = append(files, contextFile{key: "src-" + strconv.Itoa(i), path: "src/" + f.path, content: f.content})
-	}
-	return files, nil
+	return src, nil
 }
+
+// DependencyFile is the name of a language's dependency file.
+func DependencyFile(l v1alpha1.Language) string { return dependencyFile[l] }
 
 // configMap renders the immutable build-context ConfigMap.
 func (b build) configMap(files []contextFile) (*corev1.ConfigMap, error) {

@@ -143,23 +143,16 @@ func newProgramOf(t testing.TB, lang v1alpha1.Language, code, dependencies strin
 		t.Skipf("%s is not installed on this machine, so the %s wrapper cannot run here (CI installs it)", interpreter[lang], lang)
 	}
 	dir, rt := buildContext(t, lang, code, dependencies)
-	p := wrapperProgram{env: append(os.Environ(), EnvHandler+"="+rt.Handler, "K_SERVICE=greeter")}
-	switch lang {
-	case v1alpha1.LanguagePython:
-		p.argv = []string{"python3", filepath.Join(dir, "lambda_wrapper.py")}
-		p.env = append(p.env, "PYTHONPATH="+filepath.Join(dir, "src"))
-	case v1alpha1.LanguageNodeJS:
-		p.argv = []string{"node", filepath.Join(dir, "lambda_wrapper.js")}
-		p.env = append(p.env, "LAMBDA_ROOT="+filepath.Join(dir, "src"))
-	case v1alpha1.LanguageGo:
-		bin := filepath.Join(t.TempDir(), "function")
-		build := exec.CommandContext(t.Context(), "sh", filepath.Join(dir, "lambda_build.sh"), filepath.Join(dir, "src"), filepath.Join(dir, "lambda_wrapper.go"), bin)
-		build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=-mod=mod")
+	bin := filepath.Join(t.TempDir(), "function")
+	local := rt.Local(dir, filepath.Join(dir, "src"), bin)
+	if local.Build != nil {
+		build := exec.CommandContext(t.Context(), local.Build[0], local.Build[1:]...)
+		build.Env = append(append(os.Environ(), local.BuildEnv...), "GOFLAGS=-mod=mod")
 		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("lambda_build.sh: %v\n%s", err, out)
+			t.Fatalf("%s: %v\n%s", local.Build, err, out)
 		}
-		p.argv = []string{bin}
 	}
+	p := wrapperProgram{argv: local.Argv, env: append(append(os.Environ(), "K_SERVICE=greeter"), local.Env...)}
 	return p
 }
 
