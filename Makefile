@@ -27,7 +27,7 @@ export KUBEBUILDER_ASSETS := $(BIN)
 export CGO_ENABLED := 0
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 
-.PHONY: all build vet linter lint test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager node node-packages kaniko relay knative base-images crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers bench bench-cluster clean
+.PHONY: all build vet linter lint test chaos fuzz run generate check-generated tools controlplane testservers kube-controller-manager node node-packages kaniko relay knative base-images crossplane crossplane-core flux images kubectl-lambda xpkg release check-tracked e2e peers runtime-peers bench bench-cluster clean
 
 all: build vet
 
@@ -243,6 +243,20 @@ peers:
 		$(if $(PEER_SRC_$(fn)),$(PEER_SRC_$(fn)) .,$(PEER_MODS)/$(fn) github.com/crossplane-contrib/$(fn)) \
 		|| echo "$(fn): not built; the benchmark leaves it out";)
 
+## runtime-peers: the runtimes runtimebench measures the wrappers against,
+## built once into $(PEERS): Knative Functions' faas-js-runtime (npm) and
+## func-go, and aws-lambda-go behind AWS's runtime interface emulator. One
+## that cannot be built here is said so and left out.
+RUNTIME_PEERS_GO := func-go-echo:. aws-lambda-go-echo:. aws-lambda-rie:github.com/aws/aws-lambda-runtime-interface-emulator/cmd/aws-lambda-rie
+runtime-peers:
+	@$(foreach p,$(RUNTIME_PEERS_GO),bash cluster/gobuild.sh $(PEERS) $(word 1,$(subst :, ,$(p))) $(PEER_MODS)/$(word 1,$(subst :, ,$(p))) $(word 2,$(subst :, ,$(p))) \
+		|| echo "$(word 1,$(subst :, ,$(p))): not built; the benchmark leaves it out";)
+	@d=$(PEERS)/faas-js-runtime; stamp=$$(cat $(PEER_MODS)/faas-js-runtime/package*.json | sha256sum | cut -c1-16); \
+	if [ "$$(cat $$d/stamp 2>/dev/null)" != "$$stamp" ]; then \
+		rm -rf $$d && mkdir -p $$d && cp $(PEER_MODS)/faas-js-runtime/package*.json $$d/ && \
+		(cd $$d && npm ci --no-audit --no-fund --silent) && echo $$stamp > $$d/stamp \
+		|| echo "faas-js-runtime: not built; the benchmark leaves it out"; fi
+
 ## bench-cluster: what users choose a serverless platform by, on the real
 ## local cluster: the seed's function from apply to its URL's reply through
 ## the provider as Crossplane installs it, each runtime's build and cold
@@ -254,12 +268,14 @@ CLUSTER_BENCHTIME ?= 3x
 bench-cluster: controlplane kube-controller-manager node kaniko relay knative base-images crossplane crossplane-core xpkg
 	go test -run='^$$' -bench=. -benchtime=$(CLUSTER_BENCHTIME) -timeout=60m -ldflags=-w ./cluster/local/node
 
-## bench: the function against its peers over gRPC, then the provider
+## bench: the runtime wrappers against bare servers and peer runtimes, the
+## function against its peers over gRPC, then the provider
 ## against provider-kubernetes at scale on local control planes, then the
 ## real cluster's figures (bench-cluster). Prints numbers;
 ## docs/benchmarks.md keeps them. BENCH_FLAGS go to providerbench, such as
 ## --n=200 for a short run.
-bench: controlplane peers bench-cluster
+bench: controlplane peers runtime-peers bench-cluster
+	go run ./cluster/bench/cmd/runtimebench --peers=$(PEERS)
 	go run ./cluster/bench/cmd/fnbench --peers=$(PEERS)
 	go run ./cluster/bench/cmd/providerbench --peer=$(PEERS)/provider-kubernetes $(BENCH_FLAGS)
 

@@ -21,6 +21,7 @@ import (
 	platform "github.com/knative-lambda/provider-knative-lambda/apis/platform/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+	"github.com/knative-lambda/provider-knative-lambda/internal/runlocal"
 )
 
 const (
@@ -29,8 +30,6 @@ const (
 	errFmtDecode       = "%s is not a valid %s"
 	errImageSource     = "the function runs a prebuilt image, which needs a container engine: run starts code, not images"
 	errNoCode          = "the function's code is in git or S3: name its folder on this machine with --dir"
-	errFmtNoTool       = "%s is not on PATH: run uses the language's own tools"
-	errFmtBuild        = "cannot build the function (%s)"
 	errFmtStart        = "cannot start %s"
 	errFmtExited       = "the function exited before it was ready: %v"
 	errNotReady        = "the function was not ready in time"
@@ -127,22 +126,21 @@ func runLocal(ctx context.Context, o runOptions, values ValuesFn, out, errOut io
 	if err != nil {
 		return err
 	}
-	lambdaDir := filepath.Join(work, "lambda")
-	if err := writeFiles(lambdaDir, rt.Files); err != nil {
-		return err
-	}
 	port := o.port
 	if port == 0 {
 		if port, err = freePort(ctx); err != nil {
 			return err
 		}
 	}
-	p := rt.Local(lambdaDir, src, filepath.Join(work, "function"))
-	if err := localBuild(ctx, p, out, errOut); err != nil {
+	p, err := runlocal.Program(work, src, rt)
+	if err != nil {
 		return err
 	}
-	if _, err := exec.LookPath(p.Argv[0]); err != nil {
-		return errors.Errorf(errFmtNoTool, p.Argv[0])
+	if err := runlocal.Build(ctx, p, out, errOut); err != nil {
+		return err
+	}
+	if err := runlocal.Tool(p); err != nil {
+		return err
 	}
 	cmd := exec.Command(p.Argv[0], p.Argv[1:]...) //nolint:gosec,noctx // The runtime's own program; stopped by signal, not killed by ctx.
 	cmd.Env = append(append(append(os.Environ(), p.Env...), env...), "PORT="+strconv.Itoa(port), "K_SERVICE="+m.name)
@@ -242,12 +240,7 @@ func codeFolder(m manifested, rt render.Runtime, o runOptions, work string, errO
 		if files == nil {
 			return "", errors.New(errNoCode)
 		}
-		src := filepath.Join(work, "src")
-		byPath := map[string]string{}
-		for _, f := range files {
-			byPath[f.Path] = f.Content
-		}
-		return src, writeFiles(src, byPath)
+		return runlocal.Inline(work, files)
 	}
 	if rt.Language != v1alpha1.LanguageGo {
 		return filepath.Abs(dir)
@@ -260,37 +253,6 @@ func codeFolder(m manifested, rt render.Runtime, o runOptions, work string, errO
 func sameCode(file, code string) bool {
 	b, err := os.ReadFile(file) //nolint:gosec // The function's own file.
 	return err == nil && string(b) == code
-}
-
-// writeFiles writes files, by path relative to dir, below dir.
-func writeFiles(dir string, files map[string]string) error {
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
-			return errors.Wrapf(err, errFmtLayout, dir)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
-			return errors.Wrapf(err, errFmtLayout, dir)
-		}
-	}
-	return nil
-}
-
-// localBuild runs the program's build, if it has one, and says why it failed.
-func localBuild(ctx context.Context, p render.LocalProgram, out, errOut io.Writer) error {
-	if p.Build == nil {
-		return nil
-	}
-	if _, err := exec.LookPath(p.Build[0]); err != nil {
-		return errors.Errorf(errFmtNoTool, p.Build[0])
-	}
-	if _, err := exec.LookPath("go"); err != nil {
-		return errors.Errorf(errFmtNoTool, "go")
-	}
-	build := exec.CommandContext(ctx, p.Build[0], p.Build[1:]...) //nolint:gosec // The runtime's own build script.
-	build.Env = append(os.Environ(), p.BuildEnv...)
-	build.Stdout, build.Stderr = out, errOut
-	return errors.Wrapf(build.Run(), errFmtBuild, strings.Join(p.Build, " "))
 }
 
 // freePort is a port of loopback no one listens on.

@@ -1,0 +1,85 @@
+// Package runlocal lays a function out on this machine to run as its image
+// runs it: the runtime's wrapper, the code, and the program that starts
+// them with the language's own interpreter or toolchain. kubectl lambda run
+// and the runtime benchmark start functions through it.
+package runlocal
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
+
+	"github.com/knative-lambda/provider-knative-lambda/internal/render"
+)
+
+const (
+	errFmtLayout = "cannot lay out the function's files in %s"
+	errFmtNoTool = "%s is not on PATH: a function runs here with its language's own tools"
+	errFmtBuild  = "cannot build the function (%s)"
+)
+
+// Program writes the runtime's wrapper below dir and returns the program
+// that runs it with the code in src; Go builds its binary into dir.
+func Program(dir, src string, rt render.Runtime) (render.LocalProgram, error) {
+	lambdaDir := filepath.Join(dir, "lambda")
+	if err := WriteFiles(lambdaDir, rt.Files); err != nil {
+		return render.LocalProgram{}, err
+	}
+	return rt.Local(lambdaDir, src, filepath.Join(dir, "function")), nil
+}
+
+// Inline writes source files, as render.InlineFiles lays them out, into
+// dir/src and returns that folder.
+func Inline(dir string, files []render.SourceFile) (string, error) {
+	src := filepath.Join(dir, "src")
+	byPath := make(map[string]string, len(files))
+	for _, f := range files {
+		byPath[f.Path] = f.Content
+	}
+	return src, WriteFiles(src, byPath)
+}
+
+// WriteFiles writes files, by slash-separated path relative to dir, below
+// dir.
+func WriteFiles(dir string, files map[string]string) error {
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
+			return errors.Wrapf(err, errFmtLayout, dir)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			return errors.Wrapf(err, errFmtLayout, dir)
+		}
+	}
+	return nil
+}
+
+// Build runs the program's build, if it has one, writing what it says to
+// out and errOut.
+func Build(ctx context.Context, p render.LocalProgram, out, errOut io.Writer) error {
+	if p.Build == nil {
+		return nil
+	}
+	for _, tool := range []string{p.Build[0], "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return errors.Errorf(errFmtNoTool, tool)
+		}
+	}
+	build := exec.CommandContext(ctx, p.Build[0], p.Build[1:]...) //nolint:gosec // The runtime's own build script.
+	build.Env = append(os.Environ(), p.BuildEnv...)
+	build.Stdout, build.Stderr = out, errOut
+	return errors.Wrapf(build.Run(), errFmtBuild, strings.Join(p.Build, " "))
+}
+
+// Tool says whether the program's interpreter is on PATH.
+func Tool(p render.LocalProgram) error {
+	if _, err := exec.LookPath(p.Argv[0]); err != nil {
+		return errors.Errorf(errFmtNoTool, p.Argv[0])
+	}
+	return nil
+}
