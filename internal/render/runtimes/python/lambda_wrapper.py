@@ -309,6 +309,10 @@ def parse_event(headers, body):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # A reply's headers and body are two writes; with Nagle's algorithm the
+    # body waits for the caller's delayed ACK of the headers, 40 ms on
+    # Linux, on every reply of a kept-alive connection (queue-proxy's).
+    disable_nagle_algorithm = True
     handler = None
     max_body = DEFAULT_MAX_BODY
 
