@@ -53,6 +53,12 @@ func TestWrappersOperable(t *testing.T) {
 			testOperable(t, newWrapperProgram(t, lang, "").start(t, EnvLogLevel+"=info"))
 		})
 	}
+	// A coroutine handler runs on its connection's event loop, which is
+	// kept across the connection's invocations: each still logs as its own.
+	t.Run("python-async", func(t *testing.T) {
+		code := strings.Replace(sampleHandlers[v1alpha1.LanguagePython], "def handler(", "async def handler(", 1)
+		testOperable(t, newProgramOf(t, v1alpha1.LanguagePython, code, "").start(t, EnvLogLevel+"=info"))
+	})
 }
 
 func testOperable(t *testing.T, w *runningWrapper) {

@@ -104,9 +104,12 @@ func ours(ctx context.Context, lang v1alpha1.Language, work string) ([]*contende
 }
 
 // Bare servers doing the same echo with nothing but the language's own
-// HTTP server: what a wrapper costs is measured against these.
+// HTTP server: the body decoded as JSON and the value encoded back, as the
+// wrapper and the peers do for the handler. What a wrapper costs is
+// measured against these.
 const (
-	pythonFloor = `import os
+	pythonFloor = `import json
+import os
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class Echo(BaseHTTPRequestHandler):
@@ -116,7 +119,7 @@ class Echo(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
 
     def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = json.dumps(json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
@@ -133,7 +136,7 @@ http.createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
-    const body = Buffer.concat(chunks);
+    const body = Buffer.from(JSON.stringify(JSON.parse(Buffer.concat(chunks))));
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': body.length });
     res.end(body);
   });
@@ -149,15 +152,20 @@ start((context, body) => body, { port: Number(process.env.PORT) });
 package main
 
 import (
-	"io"
+	"encoding/json"
 	"net/http"
 	"os"
 )
 
 func main() {
 	http.ListenAndServe("127.0.0.1:"+os.Getenv("PORT"), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var v any
+		if err := json.NewDecoder(r.Body).Decode(&v); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
-		io.Copy(w, r.Body)
+		json.NewEncoder(w).Encode(v)
 	}))
 }
 `

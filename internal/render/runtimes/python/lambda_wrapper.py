@@ -275,17 +275,40 @@ def http_response(result):
     return status, headers, cookies, body
 
 
+# The event loop of each connection's thread, made at its first coroutine
+# and closed when the connection ends (Handler.finish).
+loops = threading.local()
+
+
 def call(handler, event, context):
-    """Calls the handler, running a coroutine it returns to its end."""
+    """Calls the handler, running a coroutine it returns to its end on the
+    event loop of this connection's thread. A loop made and closed for each
+    invocation, as asyncio.run does, halved the throughput of a coroutine
+    handler (runtimebench)."""
     result = handler(event, context)
     if isinstance(result, collections.abc.Coroutine):
-        # Imported at a coroutine's first call: asyncio, with the ssl and
-        # concurrent.futures it imports, was a third of the wrapper's start,
-        # which every cold start waits for.
-        import asyncio  # noqa: PLC0415
+        runner = getattr(loops, "runner", None)
+        if runner is None:
+            # Imported at a coroutine's first call: asyncio, with the ssl
+            # and concurrent.futures it imports, was a third of the
+            # wrapper's start, which every cold start waits for.
+            import asyncio  # noqa: PLC0415
 
-        result = asyncio.run(result)
+            runner = loops.runner = asyncio.Runner()
+        # The runner's own context is the one of its first run: each run
+        # gets this invocation's, which its log lines name.
+        result = runner.run(result, context=contextvars.copy_context())
     return result
+
+
+def close_loop():
+    """Closes this thread's event loop, if it made one: its tasks are
+    cancelled and its async generators and executor shut down, as
+    asyncio.run does at the end of each run."""
+    runner = getattr(loops, "runner", None)
+    if runner is not None:
+        loops.runner = None
+        runner.close()
 
 
 def parse_event(headers, body):
@@ -318,6 +341,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, fmt, *args):
         pass
+
+    def finish(self):
+        try:
+            super().finish()
+        finally:
+            close_loop()
 
     def body_length(self):
         """The declared length of the body, or None when it comes in chunks.
