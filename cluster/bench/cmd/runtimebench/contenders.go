@@ -208,7 +208,7 @@ func peers(work, dir string) ([]*contender, error) {
 	}
 	modules := filepath.Join(dir, "faas-js-runtime", "node_modules")
 	rie := filepath.Join(dir, "aws-lambda-rie")
-	out := []*contender{
+	return []*contender{
 		{
 			language: string(v1alpha1.LanguagePython), name: "awslambdaric, Knative's func-python", role: rolePeer,
 			missing: "on PyPI only, which this machine cannot reach",
@@ -229,21 +229,7 @@ func peers(work, dir string) ([]*contender, error) {
 			path: invocationsPath, missing: notBuilt(rie) + notBuilt(filepath.Join(dir, "aws-lambda-go-echo")),
 			oneAtATime: emulatorOneAtATime,
 		},
-	}
-	if m := filepath.Join(dir, "aws-lambda-ric", "node_modules"); notBuilt(m) == "" {
-		h, err := script(filepath.Join(dir, "aws-lambda-ric"), "index.js", "exports.handler = async (event) => event;\n")
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, &contender{
-			language: string(v1alpha1.LanguageNodeJS), name: "aws-lambda-ric behind the runtime interface emulator", role: rolePeer,
-			argv: []string{rie, "--runtime-interface-emulator-address", "127.0.0.1:" + placePort, "--runtime-api-address", "127.0.0.1:" + placeAPIPort,
-				filepath.Join(m, ".bin", "aws-lambda-ric"), "index.handler"},
-			env: []string{"LAMBDA_TASK_ROOT=" + filepath.Dir(h)}, path: invocationsPath, missing: notBuilt(rie),
-			oneAtATime: emulatorOneAtATime,
-		})
-	}
-	return out, nil
+	}, nil
 }
 
 // notBuilt says that a peer's file is missing, or nothing.
