@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -34,7 +33,6 @@ const (
 	errFmtExited       = "the function exited before it was ready: %v"
 	errNotReady        = "the function was not ready in time"
 	errFmtLayout       = "cannot lay out the function's files in %s"
-	errPort            = "cannot find a free port"
 )
 
 // stopGrace is how long a stopped function has to finish what it serves,
@@ -128,7 +126,7 @@ func runLocal(ctx context.Context, o runOptions, values ValuesFn, out, errOut io
 	}
 	port := o.port
 	if port == 0 {
-		if port, err = freePort(ctx); err != nil {
+		if port, err = runlocal.FreePort(ctx); err != nil {
 			return err
 		}
 	}
@@ -253,20 +251,6 @@ func codeFolder(m manifested, rt render.Runtime, o runOptions, work string, errO
 func sameCode(file, code string) bool {
 	b, err := os.ReadFile(file) //nolint:gosec // The function's own file.
 	return err == nil && string(b) == code
-}
-
-// freePort is a port of loopback no one listens on.
-func freePort(ctx context.Context) (int, error) {
-	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, errors.Wrap(err, errPort)
-	}
-	defer l.Close() //nolint:errcheck // Only asked for its port.
-	a, ok := l.Addr().(*net.TCPAddr)
-	if !ok {
-		return 0, errors.New(errPort)
-	}
-	return a.Port, nil
 }
 
 // awaitReady polls the wrapper's /ready until it answers 200.

@@ -7,6 +7,7 @@ package runlocal
 import (
 	"context"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 )
 
 const (
+	errPort      = "cannot find a free port"
 	errFmtLayout = "cannot lay out the function's files in %s"
 	errFmtNoTool = "%s is not on PATH: a function runs here with its language's own tools"
 	errFmtBuild  = "cannot build the function (%s)"
@@ -82,4 +84,19 @@ func Tool(p render.LocalProgram) error {
 		return errors.Errorf(errFmtNoTool, p.Argv[0])
 	}
 	return nil
+}
+
+// FreePort is a port of loopback no one listens on, for a function to serve
+// on.
+func FreePort(ctx context.Context) (int, error) {
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, errors.Wrap(err, errPort)
+	}
+	defer l.Close() //nolint:errcheck // Only asked for its port.
+	a, ok := l.Addr().(*net.TCPAddr)
+	if !ok {
+		return 0, errors.New(errPort)
+	}
+	return a.Port, nil
 }

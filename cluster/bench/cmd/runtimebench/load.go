@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
+	"github.com/knative-lambda/provider-knative-lambda/internal/runlocal"
 )
 
 const (
@@ -28,7 +28,6 @@ const (
 	errFmtSpawn   = "cannot start %s"
 	errFmtNoServe = "%s did not answer within %s"
 	errFmtEcho    = "%s answered %d %q, not the echo of %s"
-	errPort       = "cannot find a free port"
 )
 
 // body is what every contender is sent and must answer with.
@@ -49,11 +48,11 @@ type running struct {
 // spawn starts the contender on free ports, its output discarded, in a
 // process group of its own that dies with this program.
 func (c *contender) spawn() (*running, error) {
-	port, err := freePort()
+	port, err := runlocal.FreePort(context.Background())
 	if err != nil {
 		return nil, err
 	}
-	apiPort, err := freePort()
+	apiPort, err := runlocal.FreePort(context.Background())
 	if err != nil {
 		return nil, err
 	}
@@ -262,18 +261,4 @@ func treeRSS(pgid int) uint64 {
 		}
 	}
 	return total
-}
-
-// freePort is a port of loopback no one listens on.
-func freePort() (int, error) {
-	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, errors.Wrap(err, errPort)
-	}
-	defer l.Close() //nolint:errcheck // Only asked for its port.
-	a, ok := l.Addr().(*net.TCPAddr)
-	if !ok {
-		return 0, errors.New(errPort)
-	}
-	return a.Port, nil
 }
