@@ -78,16 +78,15 @@ func initFunction(dir, name string, lang v1alpha1.Language, version string, out 
 	if !functionName.MatchString(name) {
 		return errors.Errorf(errFmtName, name)
 	}
-	if _, err := render.ResolveRuntime(&v1alpha1.Runtime{Language: &lang}, render.BuildEnv{}); err != nil {
-		return errors.Errorf(errFmtLanguage, lang)
-	}
 	spec := &v1alpha1.Runtime{Language: &lang}
 	if version != "" {
 		spec.Version = &version
 	}
+	// Its only error here is a language render does not know: the starters'
+	// Go handler is Handle, and a version is not checked before admission.
 	rt, err := render.ResolveRuntime(spec, render.BuildEnv{})
 	if err != nil {
-		return err
+		return errors.Errorf(errFmtLanguage, lang)
 	}
 	if _, err := os.Stat(dir); err == nil {
 		return errors.Errorf(errFmtExists, dir)

@@ -39,6 +39,10 @@ func (s *session) runCommand() *cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.manifest = args[0]
+			m, err := readManifest(o.manifest)
+			if err != nil {
+				return err
+			}
 			values, err := valuesOf(o.values)
 			if err != nil {
 				return err
@@ -48,12 +52,12 @@ func (s *session) runCommand() *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if m, err := readManifest(o.manifest); err == nil && m.namespace != "" {
+				if m.namespace != "" {
 					ns = m.namespace
 				}
 				values = clusterValues(cmd.Context(), c, ns)
 			}
-			return runLocal(cmd.Context(), o, values, s.streams.Out, s.streams.ErrOut)
+			return runLocal(cmd.Context(), m, o, values, s.streams.Out, s.streams.ErrOut)
 		},
 	}
 	f := cmd.Flags()

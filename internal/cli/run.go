@@ -92,14 +92,10 @@ func readManifest(file string) (manifested, error) {
 	return manifested{}, errors.Errorf(errFmtKind, file, head.Kind)
 }
 
-// runLocal runs the manifest's function on this machine until ctx ends:
-// render's Service says its environment, render's runtime its wrapper, and
-// the language's own interpreter or toolchain runs it.
-func runLocal(ctx context.Context, o runOptions, values ValuesFn, out, errOut io.Writer) error {
-	m, err := readManifest(o.manifest)
-	if err != nil {
-		return err
-	}
+// runLocal runs the function m, read from o.manifest, on this machine until
+// ctx ends: render's Service says its environment, render's runtime its
+// wrapper, and the language's own interpreter or toolchain runs it.
+func runLocal(ctx context.Context, m manifested, o runOptions, values ValuesFn, out, errOut io.Writer) error {
 	if m.spec.Source.Image != nil {
 		return errors.New(errImageSource)
 	}
