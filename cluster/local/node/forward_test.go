@@ -123,23 +123,27 @@ func TestForwardCycleEnds(t *testing.T) {
 	}
 	t.Logf("Knative made the relays and Triggers Ready in %s", time.Since(start).Round(time.Second))
 
+	// Every hop's events reach the watch: the first team's two forwards
+	// each send the event on, and so double it at each odd hop.
+	want := map[string]int{"1": 2, "3": 4}
 	var hops map[string]int
 	var last time.Time
-	for round := 1; len(hops) == 0; round++ {
+	for round := 1; ; round++ {
 		var ticket string
 		ticket, start = sendCycle(ctx, t, ingress[a], round)
-		if hops, last = cycle(ctx, t, sink, ticket); len(hops) == 0 && round < cycleTries {
-			// Accepted while the watch's Trigger was Ready before the
-			// Broker's filter knew it: the events went to no one.
-			t.Logf("the second team's Broker delivered nothing of accepted event %s: sending a new one", ticket)
-		} else if len(hops) == 0 {
-			t.Fatalf("the second team's Broker delivered nothing of %d accepted events", round)
+		hops, last = cycle(ctx, t, sink, ticket)
+		if cmp.Equal(want, hops) || round == cycleTries {
+			break
 		}
+		// Accepted while a Trigger, the watch's or a forward's, was Ready
+		// before the Broker's filter knew it: what it would have taken
+		// went to no one. CI's node saw the whole cycle lost, and once
+		// half of it (one forward of two).
+		t.Logf("the second team's Broker got %v by hop count of accepted event %s: sending a new one", hops, ticket)
 	}
 	t.Logf("the cycle ended %s after the event was sent; the second team's Broker got %v by hop count", last.Sub(start).Round(time.Millisecond), hops)
-	want := map[string]int{"1": 2, "3": 4}
 	if diff := cmp.Diff(want, hops); diff != "" {
-		t.Errorf("what the second team's Broker got by hop count: -want, +got:\n%s", diff)
+		t.Errorf("what the second team's Broker got by hop count after %d accepted events: -want, +got:\n%s", cycleTries, diff)
 	}
 }
 
