@@ -176,7 +176,7 @@ func knativeObjects(ctx context.Context) ([]*extv1.CustomResourceDefinition, []*
 	if err != nil {
 		return nil, nil, err
 	}
-	all = lighten(configure(append(all, ing...)))
+	all = patient(lighten(configure(append(all, ing...))))
 	return local.SplitCRDs(append(all, placeholders(all)...))
 }
 

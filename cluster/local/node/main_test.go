@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	log.SetLogger(logr.Discard())
 	testkit.Parallel(parallelTests)
 	code := m.Run()
+	if code != 0 {
+		diagnoseShared()
+	}
 	stopShared()
 	os.Exit(code)
 }
@@ -50,6 +53,17 @@ func sharedCluster(t testing.TB) *Cluster {
 		t.Fatal(shared.err)
 	}
 	return shared.c
+}
+
+// diagnoseShared writes the shared cluster's troubles, if it runs.
+func diagnoseShared() {
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.c != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		diagnose(ctx, os.Stdout, shared.c.kube)
+	}
 }
 
 // stopShared stops the shared cluster, if it runs: one cluster runs on a

@@ -175,7 +175,14 @@ func reported(ctx context.Context, t *testing.T, kube client.Client, svc *servin
 		if svc.Status.ObservedGeneration != svc.Generation || ready == nil || ready.IsUnknown() || routes == nil || routes.IsUnknown() || svc.Status.LatestCreatedRevisionName == "" {
 			return false, nil
 		}
-		return true, kube.Get(ctx, client.ObjectKey{Namespace: svc.Namespace, Name: svc.Status.LatestCreatedRevisionName}, rev)
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: svc.Namespace, Name: svc.Status.LatestCreatedRevisionName}, rev); err != nil {
+			return false, err
+		}
+		// Knative marks the Revision Active Deploying until its
+		// autoscaler first reports, which on a busy node came after the
+		// Revision had failed: what the autoscaler says is what stays.
+		active := rev.Status.GetCondition(knservingv1.RevisionConditionActive)
+		return active.GetReason() != knservingv1.ReasonDeploying, nil
 	})
 	if err != nil {
 		t.Fatalf("Knative did not report on %s: %v: %+v", svc.Name, err, svc.Status.Conditions)
