@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -225,6 +226,9 @@ func TestWrappersServeHTTP(t *testing.T) {
 						if diff := cmp.Diff(tc.echo, subset(tc.echo, event)); diff != "" {
 							t.Errorf("%s\n%s %s: the event the handler got: -want, +got:\n%s", tc.reason, tc.method, tc.target, diff)
 						}
+						if err := lambdaTime(event); err != nil {
+							t.Errorf("%s %s: the event's requestContext.time: %v", tc.method, tc.target, err)
+						}
 					}
 				})
 			}
@@ -233,6 +237,26 @@ func TestWrappersServeHTTP(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lambdaTimeLayout is how a function URL event's requestContext.time reads
+// in AWS Lambda's documentation: 12/Mar/2020:19:03:58 +0000.
+const lambdaTimeLayout = "02/Jan/2006:15:04:05 -0700"
+
+// lambdaTime says how an event's requestContext.time is not in Lambda's
+// layout or not the second of its timeEpoch.
+func lambdaTime(event map[string]any) error {
+	rc, _ := event["requestContext"].(map[string]any)
+	text, _ := rc["time"].(string)
+	at, err := time.Parse(lambdaTimeLayout, text)
+	if err != nil {
+		return err
+	}
+	epoch, _ := rc["timeEpoch"].(float64)
+	if want := time.UnixMilli(int64(epoch)).UTC().Truncate(time.Second); !at.Equal(want) {
+		return fmt.Errorf("%q is not timeEpoch %v, %s", text, epoch, want.Format(lambdaTimeLayout))
+	}
+	return nil
 }
 
 // send sends an exchange's request and returns the status, headers and
