@@ -198,3 +198,35 @@ func TestInvalidManifestsAreRejected(t *testing.T) {
 		})
 	}
 }
+
+// TestSupportsAsAdmitted holds Language.Supports to the CRD's validation:
+// for each language, versions on both sides of each bound are admitted by
+// the API server exactly when Supports says so, and a refusal names
+// SupportedVersions.
+func TestSupportsAsAdmitted(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := testkit.Client(t, controlPlane.Config(t))
+	ns := testkit.Namespace(ctx, t, c, "versions-", "")
+	versions := []string{"3.10", "3.11", "3.12", "3.13", "3", "18", "20", "21", "22", "24", "1.22", "1.23", "1.25", "1.99", "1.100", "2.0", "v1.25"}
+	for _, lang := range []v1alpha1.Language{v1alpha1.LanguagePython, v1alpha1.LanguageNodeJS, v1alpha1.LanguageGo} {
+		for _, version := range versions {
+			t.Run(string(lang)+"-"+version, func(t *testing.T) {
+				fn := &v1alpha1.LambdaFunction{
+					ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "versions"},
+					Spec: v1alpha1.LambdaFunctionSpec{ForProvider: v1alpha1.LambdaFunctionParameters{
+						Source:  v1alpha1.FunctionSource{Inline: &v1alpha1.InlineSource{Code: "x"}},
+						Runtime: &v1alpha1.Runtime{Language: &lang, Version: &version},
+					}},
+				}
+				err := c.Create(ctx, fn, client.DryRunAll)
+				if admitted := err == nil; admitted != lang.Supports(version) {
+					t.Fatalf("%s %s: the API server admitted it: %t (%v); Supports says %t", lang, version, admitted, err, lang.Supports(version))
+				}
+				if err != nil && !strings.Contains(err.Error(), v1alpha1.SupportedVersions) {
+					t.Errorf("%s %s: the refusal does not name %q: %v", lang, version, v1alpha1.SupportedVersions, err)
+				}
+			})
+		}
+	}
+}

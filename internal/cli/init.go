@@ -24,6 +24,7 @@ const (
 	errFmtExists   = "%s exists: init writes only into a new folder"
 	errFmtWrite    = "cannot write %s"
 	errFmtLanguage = "--language must be python, nodejs or go, not %q"
+	errFmtVersion  = "--version %s of %s would be refused: supported versions are %s"
 	errStarter     = "cannot read the starter files"
 )
 
@@ -79,14 +80,17 @@ func initFunction(dir, name string, lang v1alpha1.Language, version string, out 
 		return errors.Errorf(errFmtName, name)
 	}
 	spec := &v1alpha1.Runtime{Language: &lang}
-	if version != "" {
-		spec.Version = &version
-	}
 	// Its only error here is a language render does not know: the starters'
-	// Go handler is Handle, and a version is not checked before admission.
+	// Go handler is Handle.
 	rt, err := render.ResolveRuntime(spec, render.BuildEnv{})
 	if err != nil {
 		return errors.Errorf(errFmtLanguage, lang)
+	}
+	if version != "" {
+		if !lang.Supports(version) {
+			return errors.Errorf(errFmtVersion, version, lang, v1alpha1.SupportedVersions)
+		}
+		rt.Version = version
 	}
 	if _, err := os.Stat(dir); err == nil {
 		return errors.Errorf(errFmtExists, dir)

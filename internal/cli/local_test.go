@@ -3,6 +3,7 @@ package cli_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/process"
 	"github.com/knative-lambda/provider-knative-lambda/internal/cli"
 )
@@ -371,4 +373,48 @@ func indented(n int, s string) string {
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// TestInitRefusesUnsupportedVersions checks that init refuses a version the
+// API server would refuse, before it writes anything, and writes one it
+// admits into the manifest.
+func TestInitRefusesUnsupportedVersions(t *testing.T) {
+	noCluster(t)
+	ctx := context.Background()
+	cases := map[string]struct {
+		reason, language, version string
+		refused                   bool
+	}{
+		"OldPython":   {reason: "Python 3.10 is below the supported versions.", language: "python", version: "3.10", refused: true},
+		"OddNodeJS":   {reason: "Node.js 21 is no supported line.", language: "nodejs", version: "21", refused: true},
+		"PrefixedGo":  {reason: "A Go version is written without its v.", language: "go", version: "v1.25", refused: true},
+		"NewerPython": {reason: "Python 3.12 is supported.", language: "python", version: "3.12"},
+		"NewerGo":     {reason: "Go 1.26 is supported.", language: "go", version: "1.26"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "fn")
+			var out, errOut process.Output
+			err := offline(ctx, &out, &errOut, "init", "greeter", "--language", tc.language, "--version", tc.version, "--dir", dir)
+			if tc.refused {
+				if err == nil || !strings.Contains(err.Error(), v1alpha1.SupportedVersions) {
+					t.Fatalf("%s\ninit --version %s: error %v, want one that names the supported versions", tc.reason, tc.version, err)
+				}
+				if _, err := os.Stat(dir); !os.IsNotExist(err) {
+					t.Errorf("%s\ninit --version %s wrote %s: %v", tc.reason, tc.version, dir, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%s\ninit --version %s: %v", tc.reason, tc.version, err)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, cli.ManifestFunction))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("version: %q", tc.version); !strings.Contains(string(b), want) {
+				t.Errorf("%s\nthe manifest lacks %s:\n%s", tc.reason, want, b)
+			}
+		})
+	}
 }

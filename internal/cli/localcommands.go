@@ -20,7 +20,7 @@ func (s *session) initCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&language, "language", "l", "", "The function's language: python, nodejs or go.")
-	cmd.Flags().StringVar(&version, "version", "", "The language's version the function is built for, such as 3.11; the provider's default when not given.")
+	cmd.Flags().StringVar(&version, "version", "", "The language's version the function is built for ("+v1alpha1.SupportedVersions+"); the provider's default when not given.")
 	cmd.Flags().StringVar(&dir, "dir", "", "The new folder to write into; ./NAME when not given.")
 	_ = cmd.MarkFlagRequired("language")
 	return cmd
