@@ -20,23 +20,11 @@ const (
 // probeTimeoutSeconds to answer, and their liveness probes at least
 // livenessFailureThreshold misses before the kubelet kills the container.
 func patient(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
-	for _, o := range objs {
-		if o.GetKind() != "Deployment" {
-			continue
-		}
-		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-		for _, c := range containers {
-			c, ok := c.(map[string]any)
-			if !ok {
-				continue
-			}
-			atLeast(c, probeTimeoutSeconds, "readinessProbe", "timeoutSeconds")
-			atLeast(c, probeTimeoutSeconds, "livenessProbe", "timeoutSeconds")
-			atLeast(c, livenessFailureThreshold, "livenessProbe", "failureThreshold")
-		}
-		_ = unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers")
-	}
-	return objs
+	return eachContainer(objs, func(c map[string]any) {
+		atLeast(c, probeTimeoutSeconds, "readinessProbe", "timeoutSeconds")
+		atLeast(c, probeTimeoutSeconds, "livenessProbe", "timeoutSeconds")
+		atLeast(c, livenessFailureThreshold, "livenessProbe", "failureThreshold")
+	})
 }
 
 // atLeast raises the number of a probe's field to least, if the container

@@ -15,25 +15,11 @@ const systemCPUShare = 10
 // lighten divides the CPU requests of the containers of objs' Deployments
 // by systemCPUShare.
 func lighten(objs []*unstructured.Unstructured) []*unstructured.Unstructured {
-	for _, o := range objs {
-		if o.GetKind() != "Deployment" {
-			continue
-		}
-		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-		for _, c := range containers {
-			c, ok := c.(map[string]any)
-			if !ok {
-				continue
-			}
-			cpu, ok, _ := unstructured.NestedString(c, "resources", "requests", "cpu")
-			if !ok {
-				continue
-			}
+	return eachContainer(objs, func(c map[string]any) {
+		if cpu, ok, _ := unstructured.NestedString(c, "resources", "requests", "cpu"); ok {
 			_ = unstructured.SetNestedField(c, lighter(cpu), "resources", "requests", "cpu")
 		}
-		_ = unstructured.SetNestedSlice(o.Object, containers, "spec", "template", "spec", "containers")
-	}
-	return objs
+	})
 }
 
 // lighter is a CPU quantity divided by systemCPUShare, at least 1m; one
