@@ -220,13 +220,16 @@ chaos: controlplane kube-controller-manager
 	go test -count=1 -v -timeout=60m -run='^TestChaos$$' ./cluster/chaos -args $(CHAOS_FLAGS)
 
 ## fuzz: each fuzz target for FUZZTIME; render may refuse any spec, never
-## panic. A count of executions, not a duration: Go 1.26's fuzz coordinator
+## panic, and the function's fast path reads and answers any request as
+## protobuf does. A count of executions, not a duration: Go 1.26's fuzz coordinator
 ## can fail a duration run at its deadline with "context deadline exceeded"
 ## and no failing input (go.dev/issue/75804, fixed in Go 1.27).
 FUZZTIME ?= 30000x
 fuzz:
 	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(FUZZTIME) ./internal/render/fuzz
 	go test -run='^$$' -fuzz='^FuzzAgent$$' -fuzztime=$(FUZZTIME) ./internal/render/fuzz
+	go test -run='^$$' -fuzz='^FuzzReadRequest$$' -fuzztime=$(FUZZTIME) ./fn
+	go test -run='^$$' -fuzz='^FuzzAnswersAlike$$' -fuzztime=$(FUZZTIME) ./fn
 
 ## peers: what the benchmarks measure ours against, built from their modules
 ## into .cache/peers; their code is never committed. A peer the module proxy

@@ -7,9 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/encoding"
-	grpcproto "google.golang.org/grpc/encoding/proto"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -84,13 +81,15 @@ func TestBenchRequest(t *testing.T) {
 
 // BenchmarkServeRunFunction serves the pass of builtRequest as the gRPC
 // server does, without the transport: the request read from its encoding
-// by the codec gRPC finds, the pass with its lease, the answer written.
+// by the function server's codec, the pass with its lease, the answer
+// written.
 func BenchmarkServeRunFunction(b *testing.B) {
 	wire, err := proto.Marshal(builtRequest(b))
 	if err != nil {
 		b.Fatal(err)
 	}
-	codec := encoding.GetCodecV2(grpcproto.Name)
+	ls := &leases{}
+	codec := newRequestCodec(ls)
 	f := &Function{log: logging.NewNopLogger(), sources: noSources(b)}
 	handler := func(ctx context.Context, req any) (any, error) {
 		return f.RunFunction(ctx, req.(*fnv1.RunFunctionRequest)) //nolint:forcetypeassert // Read as one below.
@@ -101,7 +100,7 @@ func BenchmarkServeRunFunction(b *testing.B) {
 		if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire)}, req); err != nil {
 			b.Fatal(err)
 		}
-		rsp, err := leaseAnswers(context.Background(), req, nil, handler)
+		rsp, err := ls.intercept(context.Background(), req, nil, handler)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -118,7 +117,7 @@ func BenchmarkServeRunFunction(b *testing.B) {
 // has them: the request's and the response's protobuf encoding is part of
 // every call.
 func BenchmarkRunFunctionGRPC(b *testing.B) {
-	c := fnv1.NewFunctionRunnerServiceClient(serveGRPC(b, &Function{log: logging.NewNopLogger(), sources: noSources(b)}, grpc.ChainUnaryInterceptor(leaseAnswers)))
+	c := fnv1.NewFunctionRunnerServiceClient(serveGRPC(b, &Function{log: logging.NewNopLogger(), sources: noSources(b)}, &leases{}))
 	req := builtRequest(b)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"net"
+	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
@@ -12,23 +14,20 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
-	"github.com/crossplane/function-sdk-go"
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	fnv1beta1 "github.com/crossplane/function-sdk-go/proto/v1beta1"
 )
 
-// serveGRPC serves f on loopback with the server options opts, on both of
-// the SDK's services as its Serve does, and returns a client of it.
-func serveGRPC(t testing.TB, f *Function, opts ...grpc.ServerOption) *grpc.ClientConn {
+// serveGRPC serves f on loopback as the function's server, its leases
+// from ls, and returns a client of it.
+func serveGRPC(t testing.TB, f *Function, ls *leases, opts ...grpc.ServerOption) *grpc.ClientConn {
 	t.Helper()
 	lis, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := grpc.NewServer(opts...)
-	fnv1.RegisterFunctionRunnerServiceServer(srv, f)
-	fnv1beta1.RegisterFunctionRunnerServiceServer(srv, function.ServeBeta(f))
+	srv := newServer(f, ls, nil, opts...)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -69,7 +68,7 @@ func scribble(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grp
 }
 
 // TestLeasedAnswersStayWhole serves different passes at once, many times
-// over, through a server whose calls have leases, and writes over the
+// over, through the function's server, whose calls have leases, and writes over the
 // pool's buffers between each answer and its encoding. An answer encoded
 // after its lease gave its buffers back, or a buffer two calls shared,
 // would differ from the answer the same request gets without a lease; so
@@ -97,7 +96,8 @@ func TestLeasedAnswersStayWhole(t *testing.T) {
 		want[name] = rsp
 	}
 
-	conn := serveGRPC(t, f, grpc.ChainUnaryInterceptor(scribble, leaseAnswers))
+	ls := &leases{}
+	conn := serveGRPC(t, f, ls, grpc.ChainUnaryInterceptor(scribble))
 	v1, beta := fnv1.NewFunctionRunnerServiceClient(conn), fnv1beta1.NewFunctionRunnerServiceClient(conn)
 	// Every other call goes through the v1beta1 service, whose answer is a
 	// copy the SDK makes before the lease ends.
@@ -135,7 +135,7 @@ func TestLeasedAnswersStayWhole(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := entries(&unleased) + entries(&answers); n != 0 {
+	if n := entries(&ls.requests) + entries(&ls.answers); n != 0 {
 		t.Errorf("%d requests or answers are left without their lease ended", n)
 	}
 }
@@ -148,4 +148,27 @@ func entries(m *sync.Map) int {
 		return true
 	})
 	return n
+}
+
+// TestUnencodedAnswerEndsItsLease drops an answer that gRPC never encodes,
+// as when a call ends before its answer is sent: its lease ends once the
+// answer is garbage, and the server forgets it.
+func TestUnencodedAnswerEndsItsLease(t *testing.T) {
+	ls := &leases{}
+	l := &lease{}
+	buf := borrow()
+	*buf = append(*buf, "held"...)
+	_ = l.keep(buf)
+	await(&ls.answers, &fnv1.RunFunctionResponse{}, l)
+	for range 100 {
+		runtime.GC()
+		l.mu.Lock()
+		ended := l.ended
+		l.mu.Unlock()
+		if ended && entries(&ls.answers) == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Error("the lease of an answer that is garbage did not end")
 }

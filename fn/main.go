@@ -5,6 +5,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 
@@ -38,11 +39,9 @@ func main() {
 	// the provider.
 	kingpin.FatalIfError(registerMetrics(prometheus.DefaultRegisterer), "cannot register metrics")
 	fn := &Function{log: log, sources: source.NewResolver(source.HTTPClient(source.SafeDialer(source.Policy{Deny: deny}))), buildDeny: source.BuildDeny(deny)}
-	kingpin.FatalIfError(function.Serve(fn,
-		function.Listen(*network, *address),
-		function.MTLSCertificates(*tlsCertsDir),
-		function.Insecure(*insecure),
-		function.WithMetricsServer(*metrics),
-		withLeases(),
-	), "cannot serve")
+	kingpin.FatalIfError(serve(context.Background(), fn, serving{
+		network: *network, address: *address,
+		tlsCertsDir: *tlsCertsDir, insecure: *insecure,
+		metricsAddress: *metrics,
+	}), "cannot serve")
 }

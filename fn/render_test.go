@@ -236,7 +236,7 @@ func startFunction(ctx context.Context, t *testing.T, dir string) functionProces
 // the claim with a suffix, labelled with the claim's name and namespace and
 // bound to it by spec.claimRef).
 // Other manifests, such as namespaces, have none.
-func compositeOfExample(t *testing.T, path string) ([]byte, bool) {
+func compositeOfExample(t testing.TB, path string) ([]byte, bool) {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -265,7 +265,7 @@ func compositeOfExample(t *testing.T, path string) ([]byte, bool) {
 	return nil, false
 }
 
-func kindOf(t *testing.T, b []byte) string {
+func kindOf(t testing.TB, b []byte) string {
 	t.Helper()
 	u := &unstructured.Unstructured{}
 	if err := yaml.Unmarshal(b, &u.Object); err != nil {

@@ -33,49 +33,43 @@ const (
 )
 
 // A requestCodec is gRPC's protobuf codec, except that it reads a
-// RunFunctionRequest with readRequest. Decoding every JSON value of every
-// resource into a message of its own was most of the allocations of a
-// request, and a pass reads few of them.
+// RunFunctionRequest with readRequest, into a lease. Decoding every JSON
+// value of every resource into a message of its own was most of the
+// allocations of a request, and a pass reads few of them. The function's
+// server alone uses it (newServer), with leases.intercept.
 type requestCodec struct {
 	encoding.CodecV2
+	leases *leases
 }
 
-func init() {
-	// gRPC finds a codec by name; this one stands in for protobuf's own in
-	// this process, and gRPC asks that codecs be registered in init.
-	encoding.RegisterCodecV2(requestCodec{CodecV2: encoding.GetCodecV2(grpcproto.Name)})
+// newRequestCodec is a requestCodec over gRPC's protobuf codec.
+func newRequestCodec(ls *leases) requestCodec {
+	return requestCodec{CodecV2: encoding.GetCodecV2(grpcproto.Name), leases: ls}
 }
 
-// Unmarshal reads data into v.
+// Unmarshal reads data into v. gRPC frees data once this returns; a
+// request keeps a reference of its own, which its lease frees.
 func (c requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	req, ok := v.(*fnv1.RunFunctionRequest)
 	if !ok {
 		return c.CodecV2.Unmarshal(data, v)
 	}
-	// gRPC reuses its buffers once this returns; the request keeps a copy,
-	// in a pooled buffer when its call will have a lease to give it back.
-	if !leasing.Load() {
-		return readRequest(data.Materialize(), req)
-	}
-	buf := borrow()
-	for _, b := range data {
-		*buf = append(*buf, b.ReadOnlyData()...)
-	}
-	if err := readRequest(*buf, req); err != nil {
-		buffers.Put(buf)
+	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
+	if err := readRequest(buf.ReadOnlyData(), req); err != nil {
+		buf.Free()
 		return err
 	}
-	unleased.Store(req, buf)
+	await(&c.leases.requests, req, &lease{request: buf})
 	return nil
 }
 
-// Marshal writes v; an answer's lease ends once it is written, since the
-// encoding is a copy.
+// Marshal writes v. The encoding is a copy, so an answer's lease ends
+// here.
 func (c requestCodec) Marshal(v any) (mem.BufferSlice, error) {
 	out, err := c.CodecV2.Marshal(v)
 	if rsp, ok := v.(*fnv1.RunFunctionResponse); ok {
-		if l, ok := answers.LoadAndDelete(rsp); ok {
-			l.(*lease).end() //nolint:forcetypeassert // The map holds nothing else.
+		if l := claim(&c.leases.answers, rsp); l != nil {
+			l.end()
 		}
 	}
 	return out, err
