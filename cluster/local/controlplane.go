@@ -31,7 +31,7 @@ const (
 // Options of a local control plane.
 type Options struct {
 	// BinDir holds the etcd and kube-apiserver binaries. Empty means
-	// $KUBEBUILDER_ASSETS.
+	// BinDir().
 	BinDir string
 
 	// Port of kube-apiserver on 127.0.0.1; 0 picks a free one.
@@ -72,7 +72,7 @@ type ControlPlane struct {
 // behind.
 func Start(_ context.Context, o Options) (*ControlPlane, error) {
 	if o.BinDir == "" {
-		o.BinDir = os.Getenv("KUBEBUILDER_ASSETS")
+		o.BinDir = BinDir()
 	}
 	if o.MinFreeBytes == 0 {
 		o.MinFreeBytes = MinFreeBytes

@@ -213,7 +213,7 @@ func TestStartRejectsBadInput(t *testing.T) {
 // test's own, so processes started from it can be told apart from any other.
 func linkedBinaries(t *testing.T) string {
 	t.Helper()
-	src := os.Getenv("KUBEBUILDER_ASSETS")
+	src := BinDir()
 	if err := checkBinaries(src); err != nil {
 		t.Fatal(err)
 	}

@@ -20,10 +20,10 @@ const errFmtNoGC = "cannot find %s: run make kube-controller-manager, which buil
 // collector, against the control plane of kubeconfig: it deletes what an
 // owner reference ties to a deleted object (a Job's pods, a managed
 // resource's ProviderConfigUsage) and finishes foreground deletions, as in
-// a real cluster. binDir holds the binary; empty means $KUBEBUILDER_ASSETS.
+// a real cluster. binDir holds the binary; empty means BinDir.
 func StartGarbageCollector(binDir, kubeconfig string, out io.Writer) (*process.Process, error) {
 	if binDir == "" {
-		binDir = os.Getenv("KUBEBUILDER_ASSETS")
+		binDir = BinDir()
 	}
 	bin, err := filepath.Abs(filepath.Join(binDir, BinaryKubeControllerManager))
 	if err != nil {

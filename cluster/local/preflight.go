@@ -20,7 +20,7 @@ const (
 
 // Error messages of the preflight checks: each says what is wrong and what to do.
 const (
-	errNoBinDir     = "no folder for etcd and kube-apiserver: set KUBEBUILDER_ASSETS or run from the repository, where make controlplane builds them into .cache/bin"
+	errNoBinDir     = "no folder for etcd and kube-apiserver: run from the repository, where make controlplane builds them into .cache/bin, or set KUBEBUILDER_ASSETS to a folder that has them"
 	errFmtNoBinary  = "cannot find %s in %s: run `make controlplane` to build it"
 	errFmtNotExec   = "%s is not an executable file: run `make controlplane` to rebuild it"
 	errFmtBadPort   = "port %d is not a TCP port: choose one from 1 to 65535, or 0 for any free port"

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/s3server"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
@@ -27,7 +27,7 @@ import (
 // into, beside etcd and kube-apiserver, on loopback.
 func startS3Server(t *testing.T) *s3Server {
 	t.Helper()
-	return &s3Server{s3server.Start(t, os.Getenv("KUBEBUILDER_ASSETS"), loopback.Address(t))}
+	return &s3Server{s3server.Start(t, local.BinDir(), loopback.Address(t))}
 }
 
 // An s3Server is the real S3 server on loopback.

@@ -3,12 +3,12 @@ package source
 import (
 	"context"
 	"maps"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/gitserver"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/loopback"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/s3server"
@@ -32,7 +32,7 @@ type trustedServer struct {
 func TestResolverTrustsSecretCA(t *testing.T) {
 	g := gitserver.Start(t, "functions")
 	head := g.Commit(t, "first", map[string][]byte{"main.py": []byte("def handler(event, context):\n    return 1\n")})
-	s3 := s3server.StartTLS(t, os.Getenv("KUBEBUILDER_ASSETS"), loopback.Address(t))
+	s3 := s3server.StartTLS(t, local.BinDir(), loopback.Address(t))
 	s3.Put(t, "hello/main.py", []byte("def handler(event, context):\n    return 1\n"))
 	endpoint, key := v1alpha1.ServiceURL(s3.Endpoint()), v1alpha1.RelativePath("hello/main.py")
 	servers := map[string]trustedServer{

@@ -16,6 +16,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/knative-lambda/provider-knative-lambda/cluster/local"
 )
 
 // helperEnv makes the test binary the helper that starts a cluster and is
@@ -25,9 +27,9 @@ const helperEnv = "LAMBDA_NODE_HELPER_DIR"
 // binDir is where make node and make controlplane put the binaries.
 func binDir(t testing.TB) string {
 	t.Helper()
-	d := os.Getenv("KUBEBUILDER_ASSETS")
+	d := local.BinDir()
 	if d == "" {
-		t.Fatal("KUBEBUILDER_ASSETS is not set: run make test, which builds the cluster's binaries into .cache/bin")
+		t.Fatal("no folder for the cluster's binaries: run from the repository, where make test builds them into .cache/bin")
 	}
 	return d
 }
