@@ -38,7 +38,7 @@ func BinDir() string {
 // isOurModule is whether the go.mod at path is this repository's, not one
 // of the wrapper modules below it.
 func isOurModule(path string) bool {
-	f, err := os.Open(path) //nolint:gosec // A go.mod above the working folder.
+	f, err := os.Open(path)
 	if err != nil {
 		return false
 	}
