@@ -16,9 +16,9 @@ import (
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
+	"github.com/knative-lambda/provider-knative-lambda/internal/lifecycle"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
-	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
 // Keys of the resources a Direct pass requires.
@@ -64,43 +64,68 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 	}
 	rin.Defaults = d
 	rin.Defaults.Network.Deny = buildDeny
-	if spec.Source.Git != nil || spec.Source.S3 != nil {
-		secret, v, ok, err := p.credentials(spec.Source.CredentialsRef())
-		if err != nil || !ok {
-			p.keep(all)
-			return v, err
-		}
-		id, err := sources.Resolve(ctx, spec.Source, secret)
-		switch {
-		case source.IsUnresolvable(err):
-			p.keep(all)
-			return p.held(v1alpha1.ReasonSourceUnresolved, err.Error()), nil
-		case err != nil:
-			// A server that does not answer now may later.
-			p.keep(all)
-			return observe.Retrying(status.Phase, v1alpha1.ReasonSourceUnreachable, err.Error()), nil
-		}
-		rin.Observed.SourceIdentity = id
-	}
-	objs, err := render.FunctionEncoded(rin, p.lend)
+	return lifecycle.Function(ctx, rin, status.Phase, &functionSteps{pass: p, sources: sources, status: status})
+}
+
+// functionSteps take a Direct pass's steps of a Lambda's lifecycle: what
+// they compose is the answer's, and a pass ends with a verdict.
+type functionSteps struct {
+	*pass
+	sources SourceResolver
+	status  *v1alpha1.LambdaFunctionObservation
+}
+
+// Resolve resolves the source with its credentials Secret's data, once
+// Crossplane has supplied it.
+func (s *functionSteps) Resolve(ctx context.Context, src v1alpha1.FunctionSource) (string, *observe.Verdict, error) {
+	secret, v, ok, err := s.credentials(src.CredentialsRef())
 	if err != nil {
-		p.keep(all)
-		return p.held(v1alpha1.ReasonInvalid, err.Error()), nil
+		return "", nil, err
 	}
-	if objs.BuildJob != nil {
-		v, digest, err := p.build(objs, status)
-		if err != nil || digest == "" {
-			return v, err
-		}
-		if objs, err = objs.BuiltEncoded(digest, p.lend); err != nil {
-			return observe.Verdict{}, err
-		}
+	if !ok {
+		return "", &v, nil
 	}
-	v, err = p.deployed(objs, &status.WorkloadObservation)
+	id, err := s.sources.Resolve(ctx, src, secret)
+	return id, nil, err
+}
+
+// Render renders in, writing the objects' encodings into the answer's
+// buffers.
+func (s *functionSteps) Render(in render.FunctionInput) (*render.Objects, error) {
+	return render.FunctionEncoded(in, s.lend)
+}
+
+// Admit admits every workload: Crossplane supplies the Brokers and Secrets
+// it refers to as it deploys (unmet).
+func (s *functionSteps) Admit(context.Context, *render.Objects) (*observe.Verdict, error) {
+	return nil, nil
+}
+
+// Build follows the build.
+func (s *functionSteps) Build(_ context.Context, objs *render.Objects) (string, observe.Verdict, error) {
+	v, digest, err := s.build(objs, s.status)
+	return digest, v, err
+}
+
+// Built renders the workload with the digest the build pushed.
+func (s *functionSteps) Built(objs *render.Objects, digest string) (*render.Objects, error) {
+	return objs.BuiltEncoded(digest, s.lend)
+}
+
+// Deploy composes the workload and records in the status how far it got.
+func (s *functionSteps) Deploy(_ context.Context, objs *render.Objects) (observe.Verdict, error) {
+	v, err := s.deployed(objs, &s.status.WorkloadObservation)
 	if err != nil {
 		return observe.Verdict{}, err
 	}
-	return v, p.setStatus(status)
+	return v, s.setStatus(s.status)
+}
+
+// Hold keeps every composed resource as it was observed: the verdict says
+// why, so the cause is no failure of the pass.
+func (s *functionSteps) Hold(v observe.Verdict, _ error) (observe.Verdict, error) {
+	s.keep(all)
+	return v, nil
 }
 
 // build follows the build of the rendered identity, once the namespace

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	kerrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/crossplane/crossplane-runtime/v2/pkg/errors"
 	"github.com/crossplane/crossplane-runtime/v2/pkg/event"
@@ -15,9 +14,9 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/lifecycle"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
-	"github.com/knative-lambda/provider-knative-lambda/internal/source"
 )
 
 const (
@@ -45,66 +44,84 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 	if at.Build != nil {
 		was.digest = at.Build.Digest
 	}
-	// cause is why this Observe found the build failed, if it did.
-	var cause string
-	defer func() { c.transitions(mg, was, cause) }()
-	in, err := c.input(ctx, mg)
-	if err != nil {
-		return managed.ExternalObservation{}, err
-	}
-	objs, err := render.Function(in)
-	if err != nil {
-		judge(mg, &at.WorkloadObservation, observe.Held(at.Phase, v1alpha1.ReasonInvalid, err.Error()))
-		return managed.ExternalObservation{}, errors.Wrap(err, errRender)
-	}
-	if msg, err := c.unserved(objs); err != nil || msg != "" {
-		return held(mg, &at.WorkloadObservation, v1alpha1.ReasonBrokerMissing, msg, err)
-	}
-	if objs.BuildJob != nil {
-		var digest string
-		var obs managed.ExternalObservation
-		if digest, cause, obs, err = c.followBuild(ctx, mg, objs); err != nil || digest == "" {
-			return obs, err
-		}
-		if objs, err = objs.Built(digest); err != nil {
-			return managed.ExternalObservation{}, errors.Wrap(err, errRender)
-		}
-	}
-	obs, p, err := c.deploy(ctx, mg, &at.WorkloadObservation, objs)
-	c.plan = p
-	return obs, err
+	fp := &functionPass{functionClient: c, mg: mg}
+	defer func() { c.transitions(mg, was, fp.cause) }()
+	return lifecycle.Function(ctx, c.input(mg), at.Phase, fp)
 }
 
 // input is what render needs of the function: its spec, the provider
-// config's defaults, the build it last pushed and the identity of its
-// source. A source that cannot be resolved holds the function, saying why.
-func (c *functionClient) input(ctx context.Context, mg *v1alpha1.LambdaFunction) (render.FunctionInput, error) {
+// config's defaults and the build it last pushed.
+func (c *functionClient) input(mg *v1alpha1.LambdaFunction) render.FunctionInput {
 	spec, at := mg.Spec.ForProvider, &mg.Status.AtProvider
 	in := render.FunctionInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults, Rebuild: mg.GetAnnotations()[v1alpha1.AnnotationRebuild]}
 	if b := at.Build; b != nil && b.Digest != "" {
 		in.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
 	}
 	in.Observed.Served = at.LatestReadyRevision != ""
-	kind := sourceKind(spec.Source)
-	if kind == "" {
-		return in, nil
-	}
-	start := time.Now()
-	id, err := c.resolveSource(ctx, spec.Source)
+	return in
+}
+
+// A functionPass takes an Observe's steps of a LambdaFunction's lifecycle
+// in its target cluster: an Observe ends with an observation, and the plan
+// its Create or Update applies.
+type functionPass struct {
+	*functionClient
+	mg *v1alpha1.LambdaFunction
+	// cause is why this Observe found the build failed, if it did.
+	cause string
+}
+
+// Resolve resolves the source, counting how long it took and why it
+// failed.
+func (p *functionPass) Resolve(ctx context.Context, src v1alpha1.FunctionSource) (string, *observe.Verdict, error) {
+	kind, start := sourceKind(src), time.Now()
+	id, err := p.resolveSource(ctx, src)
 	sourceResolveDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
 	if err != nil {
-		// A missing Secret, ref or object needs a user; a server that
-		// does not answer may come back.
-		reason := v1alpha1.ReasonSourceUnreachable
-		if source.IsUnresolvable(err) || kerrors.IsNotFound(err) {
-			reason = v1alpha1.ReasonSourceUnresolved
-		}
-		sourceResolveErrors.WithLabelValues(kind, string(reason)).Inc()
-		judge(mg, &at.WorkloadObservation, observe.Held(at.Phase, reason, err.Error()))
-		return in, err
+		sourceResolveErrors.WithLabelValues(kind, string(lifecycle.SourceReason(err))).Inc()
 	}
-	in.Observed.SourceIdentity = id
-	return in, nil
+	return id, nil, err
+}
+
+// Render renders in.
+func (p *functionPass) Render(in render.FunctionInput) (*render.Objects, error) {
+	return render.Function(in)
+}
+
+// Admit holds a workload whose Broker is missing.
+func (p *functionPass) Admit(_ context.Context, objs *render.Objects) (*observe.Verdict, error) {
+	msg, err := p.unserved(objs)
+	if err != nil || msg == "" {
+		return nil, err
+	}
+	v := observe.Held(p.mg.Status.AtProvider.Phase, v1alpha1.ReasonBrokerMissing, msg)
+	return &v, nil
+}
+
+// Build follows the build, starting it when its Job is missing.
+func (p *functionPass) Build(ctx context.Context, objs *render.Objects) (string, managed.ExternalObservation, error) {
+	digest, cause, obs, err := p.followBuild(ctx, p.mg, objs)
+	p.cause = cause
+	return digest, obs, err
+}
+
+// Built renders the workload with the digest the build pushed.
+func (p *functionPass) Built(objs *render.Objects, digest string) (*render.Objects, error) {
+	return objs.Built(digest)
+}
+
+// Deploy compares what is deployed with objs, and plans what to apply.
+func (p *functionPass) Deploy(ctx context.Context, objs *render.Objects) (managed.ExternalObservation, error) {
+	obs, plan, err := p.deploy(ctx, p.mg, &p.mg.Status.AtProvider.WorkloadObservation, objs)
+	p.plan = plan
+	return obs, err
+}
+
+// Hold judges the function and applies nothing; a cause fails the
+// reconcile, so the reconciler says why and retries.
+func (p *functionPass) Hold(v observe.Verdict, cause error) (managed.ExternalObservation, error) {
+	judge(p.mg, &p.mg.Status.AtProvider.WorkloadObservation, v)
+	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, cause
 }
 
 // Create applies what Observe rendered: a build, or the deployed objects.
