@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
@@ -88,23 +87,10 @@ func BenchmarkServeRunFunction(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ls := &leases{}
-	codec := newRequestCodec(ls)
-	f := &Function{log: logging.NewNopLogger(), sources: noSources(b)}
-	handler := func(ctx context.Context, req any) (any, error) {
-		return f.RunFunction(ctx, req.(*fnv1.RunFunctionRequest)) //nolint:forcetypeassert // Read as one below.
-	}
+	p := newFastPath(&Function{log: logging.NewNopLogger(), sources: noSources(b)})
 	b.ReportAllocs()
 	for b.Loop() {
-		req := &fnv1.RunFunctionRequest{}
-		if err := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire)}, req); err != nil {
-			b.Fatal(err)
-		}
-		rsp, err := ls.intercept(context.Background(), req, nil, handler)
-		if err != nil {
-			b.Fatal(err)
-		}
-		out, err := codec.Marshal(rsp)
+		out, err := p.serve(wire)
 		if err != nil {
 			b.Fatal(err)
 		}

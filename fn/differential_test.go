@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"maps"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,8 +12,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -246,20 +243,9 @@ func TestFastPathAnswersAsProtobuf(t *testing.T) {
 // does, and returns a client of it.
 func servePlain(t testing.TB, f *Function) *grpc.ClientConn {
 	t.Helper()
-	lis, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	srv := grpc.NewServer()
 	fnv1.RegisterFunctionRunnerServiceServer(srv, f)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
-	return conn
+	return serveOn(t, srv)
 }
 
 // FuzzAnswersAlike holds the function's fast path to protobuf on any bytes:
@@ -271,33 +257,20 @@ func FuzzAnswersAlike(f *testing.F) {
 		f.Add(b)
 	}
 	fn := &Function{log: logging.NewNopLogger(), sources: fixedSources}
-	handler := func(ctx context.Context, req any) (any, error) {
-		return fn.RunFunction(ctx, req.(*fnv1.RunFunctionRequest)) //nolint:forcetypeassert // Read as one below.
-	}
+	fast := newFastPath(fn)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		plain := &fnv1.RunFunctionRequest{}
 		plainErr := proto.Unmarshal(b, plain)
-		ls := &leases{}
-		codec := newRequestCodec(ls)
-		fast := &fnv1.RunFunctionRequest{}
-		fastErr := codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(bytes.Clone(b))}, fast)
+		out, fastErr := fast.serve(bytes.Clone(b))
 		switch {
 		case plainErr != nil && fastErr == nil:
-			t.Fatalf("requestCodec reads what proto.Unmarshal refuses (%v)", plainErr)
+			t.Fatalf("the fast path reads what proto.Unmarshal refuses (%v)", plainErr)
 		case plainErr == nil && fastErr != nil:
-			t.Fatalf("requestCodec refuses what proto.Unmarshal reads: %v", fastErr)
+			t.Fatalf("the fast path refuses what proto.Unmarshal reads: %v", fastErr)
 		case plainErr != nil:
 			return
 		}
 		want, err := fn.RunFunction(context.Background(), plain)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rsp, err := ls.intercept(context.Background(), fast, nil, handler)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out, err := codec.Marshal(rsp)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
@@ -23,11 +24,16 @@ import (
 // from ls, and returns a client of it.
 func serveGRPC(t testing.TB, f *Function, ls *leases, opts ...grpc.ServerOption) *grpc.ClientConn {
 	t.Helper()
+	return serveOn(t, newServer(f, ls, nil, opts...))
+}
+
+// serveOn serves srv on loopback and returns a client of it.
+func serveOn(t testing.TB, srv *grpc.Server) *grpc.ClientConn {
+	t.Helper()
 	lis, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newServer(f, ls, nil, opts...)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
 	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
@@ -36,6 +42,36 @@ func serveGRPC(t testing.TB, f *Function, ls *leases, opts ...grpc.ServerOption)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	return conn
+}
+
+// A fastPath serves requests as the function's server does, without the
+// transport: read by its codec, answered with a lease, written by its
+// codec.
+type fastPath struct {
+	ls      *leases
+	codec   requestCodec
+	handler grpc.UnaryHandler
+}
+
+func newFastPath(f *Function) *fastPath {
+	ls := &leases{}
+	return &fastPath{ls: ls, codec: newRequestCodec(ls), handler: func(ctx context.Context, req any) (any, error) {
+		return f.RunFunction(ctx, req.(*fnv1.RunFunctionRequest)) //nolint:forcetypeassert // The codec reads one.
+	}}
+}
+
+// serve answers the request encoded in wire, which gRPC lends it, and
+// returns the answer's encoding, which the caller frees.
+func (p *fastPath) serve(wire []byte) (mem.BufferSlice, error) {
+	req := &fnv1.RunFunctionRequest{}
+	if err := p.codec.Unmarshal(mem.BufferSlice{mem.SliceBuffer(wire)}, req); err != nil {
+		return nil, err
+	}
+	rsp, err := p.ls.intercept(context.Background(), req, nil, p.handler)
+	if err != nil {
+		return nil, err
+	}
+	return p.codec.Marshal(rsp)
 }
 
 // convert reads m into into, as the SDK converts between the services'
