@@ -35,7 +35,7 @@ func (r Runtime) Local(lambdaDir, srcDir, bin string) LocalProgram {
 		return LocalProgram{Argv: []string{"node", wrapper}, Env: []string{handler, "LAMBDA_ROOT=" + srcDir}}
 	default:
 		return LocalProgram{
-			Build:    []string{"sh", filepath.Join(lambdaDir, "lambda_build.sh"), srcDir, wrapper, bin},
+			Build:    []string{"sh", filepath.Join(lambdaDir, "lambda_build.sh"), srcDir, wrapper, bin, r.Handler},
 			BuildEnv: []string{"CGO_ENABLED=0"},
 			Argv:     []string{bin},
 		}

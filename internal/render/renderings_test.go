@@ -15,12 +15,11 @@ func TestRenderingsFollowEveryVariable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := templateVars{Version: "3.12", Handler: "main.handler", HandlerFunc: "Handle", Port: 8080,
+	base := templateVars{Version: "3.12", Handler: "main.handler", Port: 8080,
 		BaseImage: "base.test/python:3.12", RunImage: "run.test/python:3.12", BuildArgs: []string{"A"}}
 	changes := map[string]func(v *templateVars){
 		"version":                 func(v *templateVars) { v.Version = "3.13" },
 		"handler":                 func(v *templateVars) { v.Handler = "app.run" },
-		"handlerFunc":             func(v *templateVars) { v.HandlerFunc = "Run" },
 		"port":                    func(v *templateVars) { v.Port = 9090 },
 		"baseImage":               func(v *templateVars) { v.BaseImage = "base.test/other:1" },
 		"runImage":                func(v *templateVars) { v.RunImage = "run.test/other:1" },

@@ -172,7 +172,7 @@ func ResolveRuntime(rt *v1alpha1.Runtime, env BuildEnv) (Runtime, error) {
 
 	base, run := env.baseImages(r.Language, lang, r.Version)
 	vars := templateVars{
-		Version: r.Version, Handler: r.Handler, HandlerFunc: r.Handler, Port: r.Port,
+		Version: r.Version, Handler: r.Handler, Port: r.Port,
 		BaseImage: base, RunImage: run, BuildArgs: env.Args,
 	}
 	dir := path.Join("runtimes", string(r.Language))
@@ -242,10 +242,10 @@ var loaded = sync.OnceValues(func() (runtimeFiles, error) {
 // templateVars are what the runtime files' templates are rendered with; a
 // struct, whose fields a template reads without copying them as a map's.
 type templateVars struct {
-	Version, Handler, HandlerFunc string
-	Port                          int32
-	BaseImage, RunImage           string
-	BuildArgs                     []string
+	Version, Handler    string
+	Port                int32
+	BaseImage, RunImage string
+	BuildArgs           []string
 }
 
 // renderFile renders an embedded runtime file by its name without .tmpl.
@@ -261,7 +261,7 @@ func renderFile(name string, vars templateVars) (string, error) {
 	if !ok {
 		return "", errors.Errorf(errFmtNoRuntimeFile, name)
 	}
-	key := renderedKey{name: name, version: vars.Version, handler: vars.Handler, handlerFunc: vars.HandlerFunc, port: vars.Port,
+	key := renderedKey{name: name, version: vars.Version, handler: vars.Handler, port: vars.Port,
 		baseImage: vars.BaseImage, runImage: vars.RunImage, buildArgs: lengthPrefixed(vars.BuildArgs)}
 	if text, ok := renderings.get(key); ok {
 		return text, nil
@@ -276,10 +276,10 @@ func renderFile(name string, vars templateVars) (string, error) {
 
 // A renderedKey is a runtime file and everything its template reads.
 type renderedKey struct {
-	name, version, handler, handlerFunc string
-	port                                int32
-	baseImage, runImage                 string
-	buildArgs                           string
+	name, version, handler string
+	port                   int32
+	baseImage, runImage    string
+	buildArgs              string
 }
 
 // lengthPrefixed joins ss, each after its length, so that no two lists
