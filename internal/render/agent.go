@@ -42,7 +42,7 @@ func ForwardTargetKey(t v1alpha1.ForwardTarget) string {
 	case t.Agent != nil:
 		return "agent/" + string(*t.Agent)
 	}
-	return "broker/" + string(deref(t.Broker))
+	return "broker/" + string(ptr.Deref(t.Broker, ""))
 }
 
 // A BrokerRef names a Broker an agent sends events to.
@@ -96,10 +96,10 @@ func BrokerTargets(namespace, name string, e *v1alpha1.AgentEventing, lookup Loo
 	}
 	for _, f := range e.Forwards {
 		key := ForwardTargetKey(f.Target)
-		ref := BrokerRef{Namespace: namespace, Name: string(deref(f.Target.Broker))}
+		ref := BrokerRef{Namespace: namespace, Name: string(ptr.Deref(f.Target.Broker, ""))}
 		var target *v1alpha1.AgentEventing
 		if a := f.Target.Agent; a != nil {
-			ref.Namespace = cmp.Or(string(deref(f.Target.Namespace)), namespace)
+			ref.Namespace = cmp.Or(string(ptr.Deref(f.Target.Namespace, "")), namespace)
 			if ref.Namespace == namespace && string(*a) == name {
 				// The agent itself, whether or not lookup finds it yet.
 				ref.Name = own.Name
@@ -135,7 +135,7 @@ func BrokerTargets(namespace, name string, e *v1alpha1.AgentEventing, lookup Loo
 func backInto(f v1alpha1.Forward, target *v1alpha1.AgentEventing, namespace, name, broker string) (v1alpha1.DNSLabel, bool) {
 	for _, g := range target.GetForwards() {
 		t := g.Target
-		if ns := deref(t.Namespace); ns != "" && string(ns) != namespace {
+		if ns := ptr.Deref(t.Namespace, ""); ns != "" && string(ns) != namespace {
 			continue
 		}
 		intoOwn := (t.Broker != nil && string(*t.Broker) == broker) || (t.Agent != nil && string(*t.Agent) == name)
@@ -303,7 +303,7 @@ func aiEnv(ai v1alpha1.AI) []corev1.EnvVar {
 		e = append(e, corev1.EnvVar{Name: EnvAIEndpoint, Value: string(*ai.Endpoint)})
 	}
 	if ai.Provider == v1alpha1.AIProviderOllama {
-		e = append(e, corev1.EnvVar{Name: EnvOllamaURL, Value: string(deref(ai.Endpoint))}, corev1.EnvVar{Name: EnvOllamaModel, Value: ai.Model})
+		e = append(e, corev1.EnvVar{Name: EnvOllamaURL, Value: string(ptr.Deref(ai.Endpoint, ""))}, corev1.EnvVar{Name: EnvOllamaModel, Value: ai.Model})
 	}
 	if ai.Temperature != nil {
 		e = append(e, corev1.EnvVar{Name: EnvAITemperature, Value: *ai.Temperature})

@@ -79,7 +79,7 @@ func (b build) fetcher() (corev1.Container, []corev1.Volume) {
 		c.Env = []corev1.EnvVar{
 			{Name: "GIT_URL", Value: g.URL},
 			{Name: "GIT_COMMIT", Value: b.sourceID},
-			{Name: "GIT_PATH", Value: string(deref(g.Path))},
+			{Name: "GIT_PATH", Value: string(ptr.Deref(g.Path, ""))},
 		}
 		if g.SecretRef != nil {
 			name := string(g.SecretRef.Name)
@@ -91,10 +91,10 @@ func (b build) fetcher() (corev1.Container, []corev1.Volume) {
 		c.Image = orDefault(b.defaults.S3FetcherImage, S3FetcherImage)
 		c.Args = []string{s3FetchScript}
 		c.Env = []corev1.EnvVar{
-			{Name: "S3_ENDPOINT", Value: string(deref(s.Endpoint))},
+			{Name: "S3_ENDPOINT", Value: string(ptr.Deref(s.Endpoint, ""))},
 			{Name: "S3_BUCKET", Value: s.Bucket},
-			{Name: "S3_KEY", Value: string(deref(s.Key))},
-			{Name: "S3_PREFIX", Value: string(deref(s.Prefix))},
+			{Name: "S3_KEY", Value: string(ptr.Deref(s.Key, ""))},
+			{Name: "S3_PREFIX", Value: string(ptr.Deref(s.Prefix, ""))},
 		}
 		// An empty AWS_REGION is not an unset one: the AWS CLI signs for
 		// no region, and the server answers 400 Bad Request.

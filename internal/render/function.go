@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/crossplane/function-sdk-go/errors"
 
@@ -82,7 +83,7 @@ func function(in FunctionInput) (*Objects, error) {
 		s.port = spec.Runtime.Port
 	}
 	s.env = []corev1.EnvVar{{Name: EnvSource, Value: FunctionSource(in.Namespace, in.Name)}}
-	eventing := deref(spec.Eventing)
+	eventing := ptr.Deref(spec.Eventing, v1alpha1.FunctionEventing{})
 	// Checked before anything is built: a schedule Knative refuses would
 	// leave a built function that never runs when it should.
 	var err error
@@ -185,7 +186,7 @@ func (s *serving) serve(out *Objects) {
 		serviceAccountName: spec.ServiceAccountName, pullSecrets: pullSecrets, meta: spec.Workload,
 		route: s.routes,
 	}.service()
-	source, eventing := FunctionSource(in.Namespace, in.Name), deref(spec.Eventing)
+	source, eventing := FunctionSource(in.Namespace, in.Name), ptr.Deref(spec.Eventing, v1alpha1.FunctionEventing{})
 	for _, t := range eventing.Triggers {
 		sub := subscription{name: string(t.Name), key: "trigger/" + string(t.Name), filters: t.Filters, not: map[string]string{"source": source}, delivery: t.Delivery, parallelism: t.Parallelism}
 		out.Triggers = append(out.Triggers, trigger(v1alpha1.LambdaFunctionKind, in.Namespace, in.Name, BrokerName(eventing.Broker), sub, eventing.Delivery, in.Defaults, serviceSubscriber(in.Name)))
@@ -205,5 +206,5 @@ func imageRef(repo v1alpha1.ImageRepository, tag *v1alpha1.ImageTag, digest *v1a
 	if digest != nil {
 		return string(repo) + "@" + string(*digest)
 	}
-	return string(repo) + ":" + string(deref(tag))
+	return string(repo) + ":" + string(ptr.Deref(tag, ""))
 }

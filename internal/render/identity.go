@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
@@ -124,13 +126,13 @@ func BuildIdentity(spec v1alpha1.LambdaFunctionParameters, rt Runtime, sourceIde
 	}
 	if g := spec.Source.Git; g != nil {
 		w.field("git.url", g.URL)
-		w.field("git.path", string(deref(g.Path)))
+		w.field("git.path", string(ptr.Deref(g.Path, "")))
 	}
 	if s := spec.Source.S3; s != nil {
-		w.field("s3.endpoint", string(deref(s.Endpoint)))
+		w.field("s3.endpoint", string(ptr.Deref(s.Endpoint, "")))
 		w.field("s3.bucket", s.Bucket)
-		w.field("s3.key", string(deref(s.Key)))
-		w.field("s3.prefix", string(deref(s.Prefix)))
+		w.field("s3.key", string(ptr.Deref(s.Key, "")))
+		w.field("s3.prefix", string(ptr.Deref(s.Prefix, "")))
 	}
 	w.field("language", string(rt.Language))
 	w.field("version", rt.Version)
@@ -175,12 +177,4 @@ func BuiltImage(repository, identity, digest string) string {
 		return repository + "@" + digest
 	}
 	return repository + ":" + identity[:identityPrefixLen]
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }

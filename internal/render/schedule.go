@@ -8,6 +8,7 @@ import (
 
 	"github.com/robfig/cron/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
 
@@ -51,7 +52,7 @@ func schedules(namespace, name string, in []v1alpha1.Schedule) ([]*sourcesv1.Pin
 			Spec: sourcesv1.PingSourceSpec{
 				SourceSpec:  duckv1.SourceSpec{Sink: serviceSubscriber(name)},
 				Schedule:    string(s.Schedule),
-				Timezone:    deref(s.TimeZone),
+				Timezone:    ptr.Deref(s.TimeZone, ""),
 				ContentType: contentJSON,
 				Data:        data,
 			},

@@ -43,7 +43,7 @@ func routing(name string, t *v1alpha1.Traffic) (route, error) {
 	}
 	own := ownRevision(name)
 	for _, tt := range t.Targets {
-		target := servingv1.TrafficTarget{Percent: ptr.To(tt.Percent), Tag: deref(tt.Tag), LatestRevision: ptr.To(tt.RevisionName == nil)}
+		target := servingv1.TrafficTarget{Percent: ptr.To(tt.Percent), Tag: ptr.Deref(tt.Tag, ""), LatestRevision: ptr.To(tt.RevisionName == nil)}
 		if tt.RevisionName != nil {
 			if !own.MatchString(*tt.RevisionName) {
 				return route{}, errors.Errorf(errFmtForeignRevision, *tt.RevisionName, name, name)

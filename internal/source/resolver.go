@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )
 
@@ -59,15 +61,7 @@ func (r Resolver) resolve(ctx context.Context, src v1alpha1.FunctionSource, secr
 		creds = &S3Credentials{AccessKeyID: string(secret["AWS_ACCESS_KEY_ID"]), SecretAccessKey: string(secret["AWS_SECRET_ACCESS_KEY"]), CA: secret[KeyCA]}
 	}
 	return r.S3.Resolve(ctx, S3Location{
-		Endpoint: string(deref(s.Endpoint)), Bucket: s.Bucket,
-		Key: string(deref(s.Key)), Prefix: string(deref(s.Prefix)), Region: s.Region,
+		Endpoint: string(ptr.Deref(s.Endpoint, "")), Bucket: s.Bucket,
+		Key: string(ptr.Deref(s.Key, "")), Prefix: string(ptr.Deref(s.Prefix, "")), Region: s.Region,
 	}, creds)
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
 }
