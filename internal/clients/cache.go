@@ -148,32 +148,11 @@ func (t *try) ended() bool {
 // A CacheOption changes a Cache.
 type CacheOption func(*Cache)
 
-// WithIdle stops a target client nobody asked for in d.
-func WithIdle(d time.Duration) CacheOption { return func(c *Cache) { c.idle = d } }
-
-// WithMaxTargets keeps at most n target clients running.
-func WithMaxTargets(n int) CacheOption { return func(c *Cache) { c.max = n } }
-
 // WithLocalFollow sets the local target's Followed kinds to what follow
 // returns, once the local target is first asked for.
 func WithLocalFollow(follow func() map[string]bool) CacheOption {
 	return func(c *Cache) { c.followLocal = follow }
 }
-
-// WithNamespaceLimits lets the Secrets of one namespace have at most
-// targets clients running or being made, and tries attempts at once.
-func WithNamespaceLimits(targets, tries int) CacheOption {
-	return func(c *Cache) { c.perNamespace, c.triesPerNamespace = targets, tries }
-}
-
-// WithConnect has a reconcile wait at most wait for a client being made,
-// an attempt take at most timeout, and a failed one answer for retryAfter.
-func WithConnect(wait, timeout, retryAfter time.Duration) CacheOption {
-	return func(c *Cache) { c.wait, c.timeout, c.retryAfter = wait, timeout, retryAfter }
-}
-
-// WithClock reads the time from now.
-func WithClock(now func() time.Time) CacheOption { return func(c *Cache) { c.now = now } }
 
 // NewCache returns a cache whose InjectedIdentity client is local and whose
 // target clusters are dialled through dial.

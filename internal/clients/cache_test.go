@@ -114,7 +114,7 @@ func TestCacheReleases(t *testing.T) {
 
 	t.Run("SecretChanges", func(t *testing.T) {
 		l := newClientLog()
-		c := NewCache(Target{}, l.newClient, nil, WithClock(clock))
+		c := NewCache(Target{}, l.newClient, nil, withClock(clock))
 		old := get(t, c, "a.example.com", "ns/edge/kubeconfig")
 		shared := get(t, c, "a.example.com", "other/edge/kubeconfig")
 		if old.Client != shared.Client {
@@ -135,7 +135,7 @@ func TestCacheReleases(t *testing.T) {
 
 	t.Run("Idle", func(t *testing.T) {
 		l := newClientLog()
-		c := NewCache(Target{}, l.newClient, nil, WithClock(clock), WithIdle(time.Minute))
+		c := NewCache(Target{}, l.newClient, nil, withClock(clock), withIdle(time.Minute))
 		unused := get(t, c, "a.example.com", "ns/a/kubeconfig")
 		used := get(t, c, "b.example.com", "ns/b/kubeconfig")
 		now = now.Add(50 * time.Second)
@@ -152,7 +152,7 @@ func TestCacheReleases(t *testing.T) {
 
 	t.Run("Full", func(t *testing.T) {
 		l := newClientLog()
-		c := NewCache(Target{}, l.newClient, nil, WithClock(clock), WithMaxTargets(2))
+		c := NewCache(Target{}, l.newClient, nil, withClock(clock), withMaxTargets(2))
 		oldest := get(t, c, "a.example.com", "ns/a/kubeconfig")
 		now = now.Add(time.Second)
 		get(t, c, "b.example.com", "ns/b/kubeconfig")
@@ -193,7 +193,7 @@ func TestCacheReleases(t *testing.T) {
 func TestCacheTarpit(t *testing.T) {
 	l := newClientLog("tarpit.example.com")
 	const wait, timeout, retry = 100 * time.Millisecond, 400 * time.Millisecond, time.Hour
-	c := NewCache(Target{}, l.newClient, nil, WithConnect(wait, timeout, retry))
+	c := NewCache(Target{}, l.newClient, nil, withConnect(wait, timeout, retry))
 	tarpit := Config{Kubeconfig: kubeconfigFor("tarpit.example.com"), Secret: "team-a/pc/kubeconfig"}
 	ctx := context.Background()
 	for range 3 {
@@ -234,7 +234,7 @@ func TestCacheNamespaceLimits(t *testing.T) {
 	}
 	t.Run("Tries", func(t *testing.T) {
 		l := newClientLog("t1.example.com", "t2.example.com", "t3.example.com")
-		c := NewCache(Target{}, l.newClient, nil, WithConnect(200*time.Millisecond, time.Hour, time.Hour), WithNamespaceLimits(8, 2))
+		c := NewCache(Target{}, l.newClient, nil, withConnect(200*time.Millisecond, time.Hour, time.Hour), withNamespaceLimits(8, 2))
 		for _, h := range []string{"t1", "t2"} {
 			if err := get(c, h+".example.com", "team-a"); err == nil || !strings.Contains(err.Error(), "still connecting") {
 				t.Fatalf("%s: %v; want still connecting", h, err)
@@ -253,7 +253,7 @@ func TestCacheNamespaceLimits(t *testing.T) {
 	})
 	t.Run("Targets", func(t *testing.T) {
 		l := newClientLog()
-		c := NewCache(Target{}, l.newClient, nil, WithNamespaceLimits(2, 2))
+		c := NewCache(Target{}, l.newClient, nil, withNamespaceLimits(2, 2))
 		for _, h := range []string{"a1", "a2"} {
 			if err := get(c, h+".example.com", "team-a"); err != nil {
 				t.Fatal(err)
@@ -271,3 +271,24 @@ func TestCacheNamespaceLimits(t *testing.T) {
 		}
 	})
 }
+
+// withIdle stops a target client nobody asked for in d.
+func withIdle(d time.Duration) CacheOption { return func(c *Cache) { c.idle = d } }
+
+// withMaxTargets keeps at most n target clients running.
+func withMaxTargets(n int) CacheOption { return func(c *Cache) { c.max = n } }
+
+// withNamespaceLimits lets the Secrets of one namespace have at most
+// targets clients running or being made, and tries attempts at once.
+func withNamespaceLimits(targets, tries int) CacheOption {
+	return func(c *Cache) { c.perNamespace, c.triesPerNamespace = targets, tries }
+}
+
+// withConnect has a reconcile wait at most wait for a client being made,
+// an attempt take at most timeout, and a failed one answer for retryAfter.
+func withConnect(wait, timeout, retryAfter time.Duration) CacheOption {
+	return func(c *Cache) { c.wait, c.timeout, c.retryAfter = wait, timeout, retryAfter }
+}
+
+// withClock reads the time from now.
+func withClock(now func() time.Time) CacheOption { return func(c *Cache) { c.now = now } }
