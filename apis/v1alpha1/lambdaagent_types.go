@@ -320,7 +320,7 @@ type LambdaAgentParameters struct {
 
 	// Workload are labels and annotations of the Knative Service.
 	// +optional
-	Workload *WorkloadMetadata `json:"workload,omitempty"`
+	Workload *WorkloadSettings `json:"workload,omitempty"`
 
 	// Traffic splits requests between the latest Revision and pinned ones,
 	// and paces rollouts.

@@ -180,9 +180,9 @@ type LocalObjectReference struct {
 // +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$')",message="must be a Kubernetes object name: lowercase letters, digits, '-' and '.'"
 type DNSSubdomain string
 
-// WorkloadMetadata are labels and annotations added to the workload's
-// Knative Service and its pods, and where its URL answers.
-type WorkloadMetadata struct {
+// WorkloadSettings are where the workload's URL answers, and the labels
+// and annotations added to its Knative Service and its pods.
+type WorkloadSettings struct {
 	// Visibility is where the workload's URL answers: public, through the
 	// cluster's ingress (the default), or cluster-local, only inside the
 	// cluster at <name>.<namespace>.svc.cluster.local, off the ingress.

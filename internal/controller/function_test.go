@@ -225,7 +225,7 @@ func TestFunctionLifecycle(t *testing.T) {
 	// says so).
 	for _, v := range []v1alpha1.Visibility{v1alpha1.VisibilityClusterLocal, v1alpha1.VisibilityPublic} {
 		update(ctx, t, c, client.ObjectKeyFromObject(fn), func(mg *v1alpha1.LambdaFunction) {
-			mg.Spec.ForProvider.Workload = &v1alpha1.WorkloadMetadata{Visibility: &v}
+			mg.Spec.ForProvider.Workload = &v1alpha1.WorkloadSettings{Visibility: &v}
 		})
 		want := map[v1alpha1.Visibility]string{v1alpha1.VisibilityClusterLocal: "cluster-local"}[v]
 		wait.Until(ctx, t, "the Service is "+string(v), func() string {

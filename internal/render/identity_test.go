@@ -58,7 +58,7 @@ func TestBuildIdentity(t *testing.T) {
 		"Timeout":   {reason: "The request timeout is Service configuration.", change: func(in *FunctionInput) { s := &in.Spec; s.TimeoutSeconds = ptr.To[int64](30) }},
 		"Workload": {reason: "Labels are Service metadata.", change: func(in *FunctionInput) {
 			s := &in.Spec
-			s.Workload = &v1alpha1.WorkloadMetadata{Labels: map[string]string{"a": "b"}}
+			s.Workload = &v1alpha1.WorkloadSettings{Labels: map[string]string{"a": "b"}}
 		}},
 		"ServiceAccount": {reason: "The service account is Service configuration.", change: func(in *FunctionInput) { s := &in.Spec; s.ServiceAccountName = ptr.To(v1alpha1.DNSSubdomain("fn")) }},
 		"BuildTimeout":   {reason: "How long a build may take does not change its output.", change: func(in *FunctionInput) { s := &in.Spec; s.Build.Timeout = ptr.To(v1alpha1.GoDuration("1h")) }},

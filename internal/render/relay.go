@@ -90,6 +90,6 @@ func (r relayed) service() *servingv1.Service {
 			{Name: relay.EnvMaxHops, Value: strconv.Itoa(int(maxHops(r.d)))},
 		},
 		pullSecrets: r.d.PullSecrets,
-		meta:        &v1alpha1.WorkloadMetadata{Visibility: ptr.To(v1alpha1.VisibilityClusterLocal)},
+		meta:        &v1alpha1.WorkloadSettings{Visibility: ptr.To(v1alpha1.VisibilityClusterLocal)},
 	}.service()
 }

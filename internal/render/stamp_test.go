@@ -21,7 +21,7 @@ func rendered(t *testing.T, change func(*v1alpha1.LambdaFunctionParameters)) map
 	spec := v1alpha1.LambdaFunctionParameters{
 		Source:   v1alpha1.FunctionSource{Image: &v1alpha1.ImageSource{Repository: "ghcr.io/acme/fn", Tag: &tag}},
 		Scaling:  &v1alpha1.Scaling{MaxReplicas: ptr.To[int32](5)},
-		Workload: &v1alpha1.WorkloadMetadata{Labels: map[string]string{"team": "payments"}},
+		Workload: &v1alpha1.WorkloadSettings{Labels: map[string]string{"team": "payments"}},
 		Eventing: &v1alpha1.FunctionEventing{
 			Broker:   &v1alpha1.Broker{Name: "orders", Create: true},
 			Triggers: []v1alpha1.Trigger{{Name: "placed", Filters: v1alpha1.Filters{"type": "order.placed", "source": "shop"}}},

@@ -52,7 +52,7 @@ type workload struct {
 	timeoutSeconds      *int64
 	serviceAccountName  *v1alpha1.DNSSubdomain
 	pullSecrets         []v1alpha1.LocalObjectReference
-	meta                *v1alpha1.WorkloadMetadata
+	meta                *v1alpha1.WorkloadSettings
 	route               route
 	// readiness is how Knative tells the container is ready.
 	readiness corev1.ProbeHandler

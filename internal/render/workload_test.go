@@ -11,14 +11,14 @@ import (
 
 func TestServiceMetadata(t *testing.T) {
 	scaling := &v1alpha1.Scaling{MinReplicas: ptr.To[int32](1)}
-	meta := &v1alpha1.WorkloadMetadata{
+	meta := &v1alpha1.WorkloadSettings{
 		Labels:      map[string]string{"team": "payments"},
 		Annotations: map[string]string{"sidecar.istio.io/inject": "true", "prometheus.io/scrape": "true"},
 	}
 	cases := map[string]struct {
 		reason      string
 		scaling     *v1alpha1.Scaling
-		meta        *v1alpha1.WorkloadMetadata
+		meta        *v1alpha1.WorkloadSettings
 		wantService map[string]string
 		wantPod     map[string]string
 		wantTeam    string
@@ -72,7 +72,7 @@ func TestVisibility(t *testing.T) {
 	const key = "networking.knative.dev/visibility"
 	cases := map[string]struct {
 		reason      string
-		meta        *v1alpha1.WorkloadMetadata
+		meta        *v1alpha1.WorkloadSettings
 		wantService string
 	}{
 		"Default": {
@@ -80,11 +80,11 @@ func TestVisibility(t *testing.T) {
 		},
 		"Public": {
 			reason: "Public is Knative's default, so it needs no label.",
-			meta:   &v1alpha1.WorkloadMetadata{Visibility: ptr.To(v1alpha1.VisibilityPublic)},
+			meta:   &v1alpha1.WorkloadSettings{Visibility: ptr.To(v1alpha1.VisibilityPublic)},
 		},
 		"ClusterLocal": {
 			reason:      "A cluster-local workload's Service carries Knative's visibility label, which its Route takes from it.",
-			meta:        &v1alpha1.WorkloadMetadata{Visibility: ptr.To(v1alpha1.VisibilityClusterLocal)},
+			meta:        &v1alpha1.WorkloadSettings{Visibility: ptr.To(v1alpha1.VisibilityClusterLocal)},
 			wantService: "cluster-local",
 		},
 	}
