@@ -13,7 +13,7 @@ import (
 )
 
 // A lease holds the buffers one call's answer is made of, so that none is
-// copied out at its length (copying them cost a fifth of a call's CPU):
+// copied out at its length:
 // the request's, which gRPC lends the codec as mem.Buffer references
 // (requestCodec.Unmarshal), since resources of earlier steps pass through
 // as they came; and the pooled buffers the parser writes the composed

@@ -129,8 +129,7 @@ func (p *pass) compose(objs ...kube.Object) error {
 
 // lend is the render.EncodedFn of a pass: each object render stamps
 // becomes the composed resource compose sends, from the JSON its stamp
-// hashed, with the stamp added. Encoding every object for its stamp and
-// again for the answer was a third of a pass.
+// hashed, with the stamp added, so that no object is encoded twice.
 func (p *pass) lend(o kube.Object, json []byte, verbatim []render.Verbatim) error {
 	p.parser.verbatim = verbatim
 	defer func() { p.parser.verbatim = nil }()

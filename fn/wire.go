@@ -361,9 +361,9 @@ const (
 // empty, as next does: its number and type, its content when it is
 // length-delimited, and its length in b. validObject reads every field of
 // every Struct of a request, and most of them are a one-byte tag and a
-// one-byte length, which scan reads without protowire. next does not: a
-// field of its own for each, as the accessors take it, made this loop half
-// again as slow (BenchmarkReadRequest, in turns).
+// one-byte length, which scan reads without protowire. next does not: it
+// makes a field of its own for each, as the accessors take it, which is
+// too slow for this loop.
 func scan(b []byte) (num protowire.Number, typ protowire.Type, content []byte, n int, err error) {
 	const short = 0x80 // a varint of one byte is below it
 	if len(b) >= 2 && b[0] < short && b[0]>>3 != 0 && protowire.Type(b[0]&7) == protowire.BytesType && b[1] < short {

@@ -12,8 +12,8 @@ import (
 // serviceParts are the parts of a Service that render writes alike for
 // every function, and Knative's webhook defaults alike: its containers'
 // security contexts, probes, ports and resources. Each is kept once for
-// all the cached Services that carry it, about a fifth of a decoded
-// Service.
+// all the cached Services that carry it, since the cache holds every
+// function's Service.
 type serviceParts struct {
 	security  *kept[*corev1.SecurityContext]
 	probes    *kept[*corev1.Probe]

@@ -40,8 +40,7 @@ type hasher struct {
 const hasherBuf = 512
 
 // hashers are reused: every render takes one for each identity and each
-// object it stamps, and a hash and its buffer were a tenth of what a
-// composition function's pass allocated.
+// object it stamps, on every pass of the provider and the function.
 var hashers = sync.Pool{New: func() any { return &hasher{h: sha256.New()} }}
 
 // borrowHasher is a hasher that has hashed nothing, to be given back with

@@ -11,8 +11,8 @@ import (
 
 // quotedOf is the JSON string of text when it is a runtime file render has
 // read, or a rendering renderings keeps. A build context's stamp writes each
-// of its files as a JSON string, and escaping the 16 KB Python wrapper anew,
-// line by line, was a tenth of a composition function's pass after a build.
+// of its files as a JSON string, and the wrappers are the largest strings
+// of a pass: each is escaped once per process.
 func quotedOf(text string) ([]byte, bool) {
 	if rf, err := loaded(); err == nil {
 		if b := rf.quoted[text]; b != nil {

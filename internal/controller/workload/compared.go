@@ -21,9 +21,9 @@ import (
 // UID and resourceVersion. The stamp stands for everything render set, and a
 // live object of one resourceVersion never changes, so the same hash means
 // the same comparison with the same answer. A poll of a resource at rest
-// then compares nothing: converting each desired object and its live copy
-// to their JSON form and walking them was a quarter of the CPU of such a
-// poll. Anything that changes a live object, a drift included, gives it a
+// then compares nothing, where converting each desired object and its
+// live copy to their JSON form and walking them is most of what a poll
+// costs. Anything that changes a live object, a drift included, gives it a
 // new resourceVersion, and anything that changes what render wants, a new
 // stamp.
 type compared struct {
