@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"maps"
 	"slices"
 
@@ -8,12 +9,13 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/lifecycle"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
 // directAgent composes an Agent's Knative Service, Broker and Triggers.
-func (p *pass) directAgent(in *v1beta1.Input) (observe.Verdict, error) {
+func (p *pass) directAgent(ctx context.Context, in *v1beta1.Input) (observe.Verdict, error) {
 	xr := p.xr.agentXR
 	status := &xr.Status.WorkloadObservation
 	if err := p.setStatus(status); err != nil {
@@ -30,16 +32,17 @@ func (p *pass) directAgent(in *v1beta1.Input) (observe.Verdict, error) {
 		p.keep(all)
 		return v, err
 	}
-	objs, err := render.AgentEncoded(render.AgentInput{Namespace: p.xr.namespace, Name: p.xr.name, Spec: xr.Spec.LambdaAgentParameters, Defaults: d, Observed: observed}, p.lend)
-	if err != nil {
-		p.keep(all)
-		return p.held(v1alpha1.ReasonInvalid, err.Error()), nil
-	}
-	v, err = p.deployed(objs, status)
-	if err != nil {
-		return observe.Verdict{}, err
-	}
-	return v, p.setStatus(status)
+	rin := render.AgentInput{Namespace: p.xr.namespace, Name: p.xr.name, Spec: xr.Spec.LambdaAgentParameters, Defaults: d, Observed: observed}
+	return lifecycle.Agent(ctx, rin, status.Phase, agentSteps{workloadSteps{pass: p, at: status, full: status}})
+}
+
+// agentSteps take a Direct pass's steps of an Agent's lifecycle.
+type agentSteps struct{ workloadSteps }
+
+// Render renders in, writing the objects' encodings into the answer's
+// buffers.
+func (s agentSteps) Render(in render.AgentInput) (*render.Objects, error) {
+	return render.AgentEncoded(in, s.lend)
 }
 
 // forwardAddresses are the addresses of every Broker the agent sends events

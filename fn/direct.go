@@ -64,13 +64,44 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 	}
 	rin.Defaults = d
 	rin.Defaults.Network.Deny = buildDeny
-	return lifecycle.Function(ctx, rin, status.Phase, &functionSteps{pass: p, sources: sources, status: status})
+	return lifecycle.Function(ctx, rin, status.Phase, &functionSteps{workloadSteps: workloadSteps{pass: p, at: &status.WorkloadObservation, full: status}, sources: sources, status: status})
 }
 
-// functionSteps take a Direct pass's steps of a Lambda's lifecycle: what
-// they compose is the answer's, and a pass ends with a verdict.
-type functionSteps struct {
+// workloadSteps take the steps that end a Direct pass over a workload
+// (lifecycle.Workload): what they compose is the answer's, and a pass ends
+// with a verdict.
+type workloadSteps struct {
 	*pass
+	at *v1alpha1.WorkloadObservation
+	// full is the composite's whole status, which at is part of.
+	full any
+}
+
+// Admit admits every workload: Crossplane supplies the Brokers and Secrets
+// it refers to as it deploys (unmet).
+func (s workloadSteps) Admit(context.Context, *render.Objects) (*observe.Verdict, error) {
+	return nil, nil
+}
+
+// Deploy composes the workload and records in the status how far it got.
+func (s workloadSteps) Deploy(_ context.Context, objs *render.Objects) (observe.Verdict, error) {
+	v, err := s.deployed(objs, s.at)
+	if err != nil {
+		return observe.Verdict{}, err
+	}
+	return v, s.setStatus(s.full)
+}
+
+// Hold keeps every composed resource as it was observed: the verdict says
+// why, so the cause is no failure of the pass.
+func (s workloadSteps) Hold(v observe.Verdict, _ error) (observe.Verdict, error) {
+	s.keep(all)
+	return v, nil
+}
+
+// functionSteps take a Direct pass's steps of a Lambda's lifecycle.
+type functionSteps struct {
+	workloadSteps
 	sources SourceResolver
 	status  *v1alpha1.LambdaFunctionObservation
 }
@@ -95,12 +126,6 @@ func (s *functionSteps) Render(in render.FunctionInput) (*render.Objects, error)
 	return render.FunctionEncoded(in, s.lend)
 }
 
-// Admit admits every workload: Crossplane supplies the Brokers and Secrets
-// it refers to as it deploys (unmet).
-func (s *functionSteps) Admit(context.Context, *render.Objects) (*observe.Verdict, error) {
-	return nil, nil
-}
-
 // Build follows the build.
 func (s *functionSteps) Build(_ context.Context, objs *render.Objects) (string, observe.Verdict, error) {
 	v, digest, err := s.build(objs, s.status)
@@ -110,22 +135,6 @@ func (s *functionSteps) Build(_ context.Context, objs *render.Objects) (string, 
 // Built renders the workload with the digest the build pushed.
 func (s *functionSteps) Built(objs *render.Objects, digest string) (*render.Objects, error) {
 	return objs.BuiltEncoded(digest, s.lend)
-}
-
-// Deploy composes the workload and records in the status how far it got.
-func (s *functionSteps) Deploy(_ context.Context, objs *render.Objects) (observe.Verdict, error) {
-	v, err := s.deployed(objs, &s.status.WorkloadObservation)
-	if err != nil {
-		return observe.Verdict{}, err
-	}
-	return v, s.setStatus(s.status)
-}
-
-// Hold keeps every composed resource as it was observed: the verdict says
-// why, so the cause is no failure of the pass.
-func (s *functionSteps) Hold(v observe.Verdict, _ error) (observe.Verdict, error) {
-	s.keep(all)
-	return v, nil
 }
 
 // build follows the build of the rendered identity, once the namespace

@@ -102,7 +102,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 		p.keep(all)
 		v = p.held(v1alpha1.ReasonInvalid, errors.Errorf(errFmtMode, in.Mode).Error())
 	case p.xr.agent:
-		v, err = p.directAgent(in)
+		v, err = p.directAgent(ctx, in)
 	default:
 		v, err = p.directFunction(ctx, in, f.sources, f.buildDeny)
 	}

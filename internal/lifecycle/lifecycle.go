@@ -1,7 +1,8 @@
-// Package lifecycle orders the steps of a pass over one LambdaFunction,
-// which the provider's external client and the composition function both
-// take: resolve the source, render, admit, build, render the built
-// workload, deploy. How each step reaches the cluster, and what a pass ends
+// Package lifecycle orders the steps of a pass over one LambdaFunction or
+// LambdaAgent, which the provider's external client and the composition
+// function both take: for a function, resolve the source, render, admit,
+// build, render the built workload, deploy; for an agent, render, admit,
+// deploy. How each step reaches the cluster, and what a pass ends
 // with, are the caller's (Steps); the order, and which verdict each early
 // end gives, are written here once.
 package lifecycle
@@ -22,29 +23,42 @@ import (
 
 const errRender = "cannot render the desired objects"
 
-// Steps are how one caller takes each step of a pass; R is what a pass
-// ends with, such as the provider's observation or the function's verdict.
-type Steps[R any] interface {
-	// Resolve is the identity of the function's git or S3 source. A
-	// non-nil stop ends the pass held, as when the credentials Secret is
-	// yet to be read.
-	Resolve(ctx context.Context, src v1alpha1.FunctionSource) (id string, stop *observe.Verdict, err error)
-	// Render is the function's objects.
-	Render(in render.FunctionInput) (*render.Objects, error)
+// Workload are the steps every workload's pass ends with; R is what a
+// pass ends with, such as the provider's observation or the function's
+// verdict.
+type Workload[R any] interface {
 	// Admit says whether the objects may be built and deployed; a
 	// non-nil stop ends the pass held.
 	Admit(ctx context.Context, objs *render.Objects) (stop *observe.Verdict, err error)
-	// Build follows the build objs render, and returns the digest it
-	// pushed once it has succeeded; until then, what the pass ends with.
-	Build(ctx context.Context, objs *render.Objects) (digest string, r R, err error)
-	// Built is objs with the workload running the digest a build pushed.
-	Built(objs *render.Objects, digest string) (*render.Objects, error)
 	// Deploy deploys objs and judges them.
 	Deploy(ctx context.Context, objs *render.Objects) (R, error)
 	// Hold ends a pass that stops before anything is built or deployed,
 	// with the verdict and, when one caused it, the error: whatever runs
 	// keeps running as it is.
 	Hold(v observe.Verdict, cause error) (R, error)
+}
+
+// Steps are how one caller takes each step of a pass over a function.
+type Steps[R any] interface {
+	Workload[R]
+	// Resolve is the identity of the function's git or S3 source. A
+	// non-nil stop ends the pass held, as when the credentials Secret is
+	// yet to be read.
+	Resolve(ctx context.Context, src v1alpha1.FunctionSource) (id string, stop *observe.Verdict, err error)
+	// Render is the function's objects.
+	Render(in render.FunctionInput) (*render.Objects, error)
+	// Build follows the build objs render, and returns the digest it
+	// pushed once it has succeeded; until then, what the pass ends with.
+	Build(ctx context.Context, objs *render.Objects) (digest string, r R, err error)
+	// Built is objs with the workload running the digest a build pushed.
+	Built(objs *render.Objects, digest string) (*render.Objects, error)
+}
+
+// AgentSteps are how one caller takes each step of a pass over an agent.
+type AgentSteps[R any] interface {
+	Workload[R]
+	// Render is the agent's objects.
+	Render(in render.AgentInput) (*render.Objects, error)
 }
 
 // Function takes a pass over a function whose phase was was, with the
@@ -62,15 +76,10 @@ func Function[R any](ctx context.Context, in render.FunctionInput, was v1alpha1.
 	}
 	objs, err := s.Render(in)
 	if err != nil {
-		return s.Hold(observe.Held(was, v1alpha1.ReasonInvalid, err.Error()), errors.Wrap(err, errRender))
+		return invalid(was, err, s)
 	}
-	stop, err := s.Admit(ctx, objs)
-	if err != nil {
-		var none R
-		return none, err
-	}
-	if stop != nil {
-		return s.Hold(*stop, nil)
+	if r, held, err := admit(ctx, objs, s); held || err != nil {
+		return r, err
 	}
 	if objs.BuildJob != nil {
 		digest, r, err := s.Build(ctx, objs)
@@ -83,6 +92,37 @@ func Function[R any](ctx context.Context, in render.FunctionInput, was v1alpha1.
 		}
 	}
 	return s.Deploy(ctx, objs)
+}
+
+// Agent takes a pass over an agent whose phase was was, with the render
+// input in, through s.
+func Agent[R any](ctx context.Context, in render.AgentInput, was v1alpha1.Phase, s AgentSteps[R]) (R, error) {
+	objs, err := s.Render(in)
+	if err != nil {
+		return invalid(was, err, s)
+	}
+	if r, held, err := admit(ctx, objs, s); held || err != nil {
+		return r, err
+	}
+	return s.Deploy(ctx, objs)
+}
+
+// invalid holds a workload whose spec render refuses.
+func invalid[R any](was v1alpha1.Phase, err error, s Workload[R]) (R, error) {
+	return s.Hold(observe.Held(was, v1alpha1.ReasonInvalid, err.Error()), errors.Wrap(err, errRender))
+}
+
+// admit asks s to admit objs; held is true when it does not.
+func admit[R any](ctx context.Context, objs *render.Objects, s Workload[R]) (r R, held bool, err error) {
+	stop, err := s.Admit(ctx, objs)
+	switch {
+	case err != nil:
+		return r, true, err
+	case stop != nil:
+		r, err = s.Hold(*stop, nil)
+		return r, true, err
+	}
+	return r, false, nil
 }
 
 // SourceReason is why a source could not be resolved: a missing Secret,

@@ -160,3 +160,53 @@ func TestFunction(t *testing.T) {
 		})
 	}
 }
+
+// agentSteps take an agent's steps as steps take a function's.
+type agentSteps struct{ *steps }
+
+func (s agentSteps) Render(render.AgentInput) (*render.Objects, error) {
+	s.taken = append(s.taken, "Render")
+	return &render.Objects{}, s.renderErr
+}
+
+func TestAgent(t *testing.T) {
+	broker := observe.Held(v1alpha1.PhasePending, v1alpha1.ReasonBrokerMissing, "no Broker")
+	cases := map[string]struct {
+		reason string
+		steps  *steps
+		want   []string
+		result string
+		err    bool
+	}{
+		"Deployed": {
+			reason: "An admitted agent is deployed.",
+			steps:  &steps{},
+			want:   []string{"Render", "Admit", "Deploy"},
+			result: "deployed",
+		},
+		"Invalid": {
+			reason: "A spec render refuses is held as Invalid, with the cause.",
+			steps:  &steps{renderErr: errors.New("bad spec")},
+			want:   []string{"Render", "Hold " + string(v1alpha1.ReasonInvalid)},
+			result: "held",
+			err:    true,
+		},
+		"NotAdmitted": {
+			reason: "An agent the caller does not admit is not deployed.",
+			steps:  &steps{admitStop: &broker},
+			want:   []string{"Render", "Admit", "Hold " + string(v1alpha1.ReasonBrokerMissing)},
+			result: "held",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := Agent(context.Background(), render.AgentInput{}, v1alpha1.PhasePending, agentSteps{tc.steps})
+			if diff := cmp.Diff(tc.want, tc.steps.taken); diff != "" {
+				t.Errorf("\n%s\nAgent(...): steps taken: -want, +got:\n%s", tc.reason, diff)
+			}
+			if got != tc.result || (err != nil) != tc.err {
+				t.Errorf("\n%s\nAgent(...) = %q, %v; want %q, error %t", tc.reason, got, err, tc.result, tc.err)
+			}
+		})
+	}
+}

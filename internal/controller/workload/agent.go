@@ -12,6 +12,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/lifecycle"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
@@ -42,18 +43,10 @@ func (c *agentClient) Observe(ctx context.Context, mg *v1alpha1.LambdaAgent) (ma
 		return managed.ExternalObservation{}, err
 	}
 	observed.Served = mg.Status.AtProvider.LatestReadyRevision != ""
-	objs, err := render.Agent(render.AgentInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults, Observed: observed})
 	at := &mg.Status.AtProvider
-	if err != nil {
-		judge(mg, at, observe.Held(at.Phase, v1alpha1.ReasonInvalid, err.Error()))
-		return managed.ExternalObservation{}, errors.Wrap(err, errRender)
-	}
-	if msg, err := c.unserved(objs); err != nil || msg != "" {
-		return held(mg, at, v1alpha1.ReasonBrokerMissing, msg, err)
-	}
 	was := at.Phase
-	obs, p, err := c.deploy(ctx, mg, at, objs)
-	c.plan = p
+	in := render.AgentInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults, Observed: observed}
+	obs, err := lifecycle.Agent(ctx, in, was, agentPass{workloadPass{connection: c.connection, mg: mg, at: at, plan: &c.plan}})
 	readyTransition(c.record, mg, was, at.Phase, at.URL)
 	return obs, err
 }

@@ -19,10 +19,6 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 
-const (
-	errRender = "cannot render the desired objects"
-)
-
 // A functionClient acts on one LambdaFunction's objects in its target
 // cluster.
 type functionClient struct {
@@ -44,7 +40,7 @@ func (c *functionClient) Observe(ctx context.Context, mg *v1alpha1.LambdaFunctio
 	if at.Build != nil {
 		was.digest = at.Build.Digest
 	}
-	fp := &functionPass{functionClient: c, mg: mg}
+	fp := &functionPass{workloadPass: workloadPass{connection: c.connection, mg: mg, at: &at.WorkloadObservation, plan: &c.plan}, c: c, mg: mg}
 	defer func() { c.transitions(mg, was, fp.cause) }()
 	return lifecycle.Function(ctx, c.input(mg), at.Phase, fp)
 }
@@ -61,11 +57,10 @@ func (c *functionClient) input(mg *v1alpha1.LambdaFunction) render.FunctionInput
 	return in
 }
 
-// A functionPass takes an Observe's steps of a LambdaFunction's lifecycle
-// in its target cluster: an Observe ends with an observation, and the plan
-// its Create or Update applies.
+// A functionPass takes an Observe's steps of a LambdaFunction's pass.
 type functionPass struct {
-	*functionClient
+	workloadPass
+	c  *functionClient
 	mg *v1alpha1.LambdaFunction
 	// cause is why this Observe found the build failed, if it did.
 	cause string
@@ -75,7 +70,7 @@ type functionPass struct {
 // failed.
 func (p *functionPass) Resolve(ctx context.Context, src v1alpha1.FunctionSource) (string, *observe.Verdict, error) {
 	kind, start := sourceKind(src), time.Now()
-	id, err := p.resolveSource(ctx, src)
+	id, err := p.c.resolveSource(ctx, src)
 	sourceResolveDuration.WithLabelValues(kind).Observe(time.Since(start).Seconds())
 	if err != nil {
 		sourceResolveErrors.WithLabelValues(kind, string(lifecycle.SourceReason(err))).Inc()
@@ -88,19 +83,9 @@ func (p *functionPass) Render(in render.FunctionInput) (*render.Objects, error) 
 	return render.Function(in)
 }
 
-// Admit holds a workload whose Broker is missing.
-func (p *functionPass) Admit(_ context.Context, objs *render.Objects) (*observe.Verdict, error) {
-	msg, err := p.unserved(objs)
-	if err != nil || msg == "" {
-		return nil, err
-	}
-	v := observe.Held(p.mg.Status.AtProvider.Phase, v1alpha1.ReasonBrokerMissing, msg)
-	return &v, nil
-}
-
 // Build follows the build, starting it when its Job is missing.
 func (p *functionPass) Build(ctx context.Context, objs *render.Objects) (string, managed.ExternalObservation, error) {
-	digest, cause, obs, err := p.followBuild(ctx, p.mg, objs)
+	digest, cause, obs, err := p.c.followBuild(ctx, p.mg, objs)
 	p.cause = cause
 	return digest, obs, err
 }
@@ -108,20 +93,6 @@ func (p *functionPass) Build(ctx context.Context, objs *render.Objects) (string,
 // Built renders the workload with the digest the build pushed.
 func (p *functionPass) Built(objs *render.Objects, digest string) (*render.Objects, error) {
 	return objs.Built(digest)
-}
-
-// Deploy compares what is deployed with objs, and plans what to apply.
-func (p *functionPass) Deploy(ctx context.Context, objs *render.Objects) (managed.ExternalObservation, error) {
-	obs, plan, err := p.deploy(ctx, p.mg, &p.mg.Status.AtProvider.WorkloadObservation, objs)
-	p.plan = plan
-	return obs, err
-}
-
-// Hold judges the function and applies nothing; a cause fails the
-// reconcile, so the reconciler says why and retries.
-func (p *functionPass) Hold(v observe.Verdict, cause error) (managed.ExternalObservation, error) {
-	judge(p.mg, &p.mg.Status.AtProvider.WorkloadObservation, v)
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, cause
 }
 
 // Create applies what Observe rendered: a build, or the deployed objects.
