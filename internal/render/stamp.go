@@ -76,10 +76,13 @@ func stamp(o kube.Object, lend EncodedFn) error {
 		return errors.Wrap(err, errStamp)
 	}
 	if lend != nil && hashed != o {
-		var err error
-		if w.json, err = json.Marshal(o); err != nil {
+		b, err := json.Marshal(o)
+		if err != nil {
 			return errors.Wrap(err, errStamp)
 		}
+		// Into the pooled buffer, which keeps the room a build context's
+		// ConfigMap grew it to for the next stamp.
+		w.json = append(w.json[:0], b...)
 	}
 	// A map of its own, with room for the stamp: render changes no map it
 	// was given, such as a spec's annotations.
