@@ -18,7 +18,7 @@ func TestInputDeadLetterSink(t *testing.T) {
 	spec := parseSpec(t, helloSpec)
 	building := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry}})
 	built := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry},
-		Observed: render.Observed{Build: &render.Build{Identity: building.BuildIdentity, Digest: testDigest}}})
+		Observed: render.Observed{Build: &render.Pushed{Identity: building.BuildIdentity, Digest: testDigest}}})
 	req := &fnv1.RunFunctionRequest{
 		Input: mustStruct(t, input),
 		Observed: &fnv1.State{

@@ -53,7 +53,7 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 		return observe.Verdict{}, err
 	}
 	if b := status.Build; b != nil && b.Digest != "" {
-		rin.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
+		rin.Observed.Build = &render.Pushed{Identity: b.Identity, Digest: b.Digest}
 	}
 	rin.Observed.Served = status.LatestReadyRevision != ""
 
@@ -248,7 +248,7 @@ func (p *pass) followBuild(objs *render.Objects, status *v1alpha1.LambdaFunction
 			return observe.Retrying(v1alpha1.PhaseBuilding, v1alpha1.ReasonBuilding, msgWaitRequired), "", err
 		}
 	}
-	bo := observe.Build(job, pods)
+	bo := observe.OutcomeOf(job, pods)
 	status.Build.StartedAt, status.Build.CompletedAt = job.Status.StartTime, bo.Completed
 	status.Build.Message, status.Build.Digest = bo.Message, bo.Digest
 	v, done := observe.Built(objs.Image, name, bo)

@@ -71,7 +71,7 @@ func TestRunFunction(t *testing.T) {
 	spec := parseSpec(t, helloSpec)
 	building := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry}})
 	built := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry},
-		Observed: render.Observed{Build: &render.Build{Identity: building.BuildIdentity, Digest: testDigest}}})
+		Observed: render.Observed{Build: &render.Pushed{Identity: building.BuildIdentity, Digest: testDigest}}})
 	changed := parseSpec(t, helloSpec)
 	changed.Source.Inline.Code = "def handler(event, context):\n    return {\"ok\": False}\n"
 	rebuilding := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: changed, Defaults: render.Defaults{Registry: testRegistry}})

@@ -35,7 +35,7 @@ func TestStructOfRendered(t *testing.T) {
 	building := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry}})
 	built := mustRender(t, render.FunctionInput{
 		Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry},
-		Observed: render.Observed{Build: &render.Build{Identity: building.BuildIdentity, Digest: testDigest}},
+		Observed: render.Observed{Build: &render.Pushed{Identity: building.BuildIdentity, Digest: testDigest}},
 	})
 	objs := append(building.All(), built.All()...)
 	if len(objs) < 6 {

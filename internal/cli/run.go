@@ -130,7 +130,7 @@ func runLocal(ctx context.Context, m manifested, o runOptions, values ValuesFn, 
 	if err != nil {
 		return err
 	}
-	if err := runlocal.Build(ctx, p, out, errOut); err != nil {
+	if err := runlocal.Compile(ctx, p, out, errOut); err != nil {
 		return err
 	}
 	if err := runlocal.Tool(p); err != nil {

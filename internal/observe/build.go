@@ -76,7 +76,7 @@ func Finished(job *batchv1.Job) bool {
 	return false
 }
 
-// Build reads a build Job's conditions and its pods' termination messages:
+// OutcomeOf reads a build Job's conditions and its pods' termination messages:
 // the digest on success (Kaniko writes it with
 // --digest-file=/dev/termination-log), the end of Kaniko's log on failure.
 // A build is done as soon as a pod reports Kaniko's exit with a digest: the
@@ -86,7 +86,7 @@ func Finished(job *batchv1.Job) bool {
 // end of its log, and a container that never started says why it waits (an
 // image that cannot be pulled). A Job that completed without a digest has
 // failed: nothing can be deployed.
-func Build(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
+func OutcomeOf(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
 	var o BuildOutcome
 	for _, c := range job.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {

@@ -13,7 +13,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 )
 
-func TestBuild(t *testing.T) {
+func TestOutcomeOf(t *testing.T) {
 	const digest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 	job := func(c batchv1.JobConditionType, reason string) *batchv1.Job {
 		j := &batchv1.Job{}
@@ -146,8 +146,8 @@ func TestBuild(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, Build(tc.job, tc.pods)); diff != "" {
-				t.Errorf("%s\nBuild(...): -want, +got:\n%s", tc.reason, diff)
+			if diff := cmp.Diff(tc.want, OutcomeOf(tc.job, tc.pods)); diff != "" {
+				t.Errorf("%s\nOutcomeOf(...): -want, +got:\n%s", tc.reason, diff)
 			}
 			if got, want := Finished(tc.job), tc.job.Status.Conditions != nil; got != want {
 				t.Errorf("%s\nFinished(...) = %t, want %t", tc.reason, got, want)

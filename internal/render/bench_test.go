@@ -28,7 +28,7 @@ func BenchmarkFunction(b *testing.B) {
 		b.Fatal(err)
 	}
 	built := in
-	built.Observed.Build = &Build{Identity: out.BuildIdentity, Digest: testDigest}
+	built.Observed.Build = &Pushed{Identity: out.BuildIdentity, Digest: testDigest}
 	for name, in := range map[string]FunctionInput{"Building": in, "Built": built} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -157,7 +157,7 @@ func TestBuilt(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: BuiltEncoded(): %v", gi.name, err)
 		}
-		in.Observed.Build = &Build{Identity: first.BuildIdentity, Digest: testDigest}
+		in.Observed.Build = &Pushed{Identity: first.BuildIdentity, Digest: testDigest}
 		want, err := Function(in)
 		if err != nil {
 			t.Fatalf("Function(%s) once built: %v", gi.name, err)

@@ -179,7 +179,7 @@ type Observed struct {
 
 	// Build is the last successful build the caller knows of. Render uses
 	// it only when its identity is the current one.
-	Build *Build
+	Build *Pushed
 
 	// ForwardAddresses map a forward target (see ForwardTargetKey) to the
 	// address its Broker reports in status.address.url.
@@ -195,8 +195,9 @@ type Observed struct {
 	Served bool
 }
 
-// A Build is the outcome of a successful build.
-type Build struct {
+// A Pushed is what a successful build pushed: the image of a build
+// identity, by digest.
+type Pushed struct {
 	Identity string
 	Digest   string
 }

@@ -110,7 +110,7 @@ func TestPrivateRegistry(t *testing.T) {
 		t.Errorf("Kaniko's registry mirrors, in the platform's order: -want, +got:\n%s", diff)
 	}
 
-	in.Observed.Build = &Build{Identity: building.BuildIdentity, Digest: testDigest}
+	in.Observed.Build = &Pushed{Identity: building.BuildIdentity, Digest: testDigest}
 	built, err := Function(in)
 	if err != nil {
 		t.Fatal(err)

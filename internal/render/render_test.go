@@ -124,7 +124,7 @@ func goldenCases(t testing.TB) []goldenCase {
 			if out.BuildIdentity == "" {
 				continue
 			}
-			in.Observed.Build = &Build{Identity: out.BuildIdentity, Digest: testDigest}
+			in.Observed.Build = &Pushed{Identity: out.BuildIdentity, Digest: testDigest}
 			built, err := Function(in)
 			if err != nil {
 				t.Fatalf("Function(%s) once built: %v", gi.name, err)

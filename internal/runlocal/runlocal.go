@@ -61,9 +61,9 @@ func WriteFiles(dir string, files map[string]string) error {
 	return nil
 }
 
-// Build runs the program's build, if it has one, writing what it says to
+// Compile runs the program's build, if it has one, writing what it says to
 // out and errOut.
-func Build(ctx context.Context, p render.LocalProgram, out, errOut io.Writer) error {
+func Compile(ctx context.Context, p render.LocalProgram, out, errOut io.Writer) error {
 	if p.Build == nil {
 		return nil
 	}

@@ -240,7 +240,7 @@ func builtInline(ctx context.Context, t testing.TB, c *Cluster, kube client.Clie
 	start := time.Now()
 	createBuild(ctx, t, kube, objs)
 	job, pods := awaitBuild(ctx, t, kube, objs.BuildJob, buildEnded)
-	outcome := observe.Build(job, pods)
+	outcome := observe.OutcomeOf(job, pods)
 	if !outcome.Done {
 		t.Fatalf("the build failed (%s): %s", outcome.Cause, outcome.Message)
 	}
@@ -302,6 +302,6 @@ func jobFinished(job *batchv1.Job, _ []corev1.Pod) bool { return observe.Finishe
 // reads it, which for a build that pushed its image is the kubelet's report
 // of Kaniko's exit.
 func buildEnded(job *batchv1.Job, pods []corev1.Pod) bool {
-	o := observe.Build(job, pods)
+	o := observe.OutcomeOf(job, pods)
 	return o.Done || o.Failed
 }

@@ -50,7 +50,7 @@ func builds(b *testing.B, rt runtime) {
 		job, pods := awaitBuild(ctx, b, kube, objs.BuildJob, buildEnded)
 		b.StopTimer()
 		took = append(took, time.Since(start))
-		if out := observe.Build(job, pods); !out.Done {
+		if out := observe.OutcomeOf(job, pods); !out.Done {
 			b.Fatalf("the build of %s failed (%s): %s", changed.name, out.Cause, out.Message)
 		}
 		split := buildSplit(ctx, b, c, job, pods, took[len(took)-1])

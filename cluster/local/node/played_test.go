@@ -28,7 +28,7 @@ type ending struct {
 // endingOf is the ending of a Job and its pods; of several pods (a Job
 // retries a failed one) the last one's.
 func endingOf(job *batchv1.Job, pods []corev1.Pod) ending {
-	e := ending{Outcome: observe.Build(job, pods)}
+	e := ending{Outcome: observe.OutcomeOf(job, pods)}
 	for _, c := range job.Status.Conditions {
 		e.Conditions = append(e.Conditions, batchv1.JobCondition{Type: c.Type, Status: c.Status, Reason: c.Reason, Message: c.Message})
 	}

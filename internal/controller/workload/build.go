@@ -32,7 +32,7 @@ func jobOutcome(ctx context.Context, kube client.Client, job *batchv1.Job) (obse
 	if err := kube.List(ctx, pods, client.InNamespace(job.Namespace), client.MatchingLabels{observe.LabelJobName: job.Name}); err != nil {
 		return observe.BuildOutcome{}, errors.Wrap(err, errListBuildPods)
 	}
-	return observe.Build(job, pods.Items), nil
+	return observe.OutcomeOf(job, pods.Items), nil
 }
 
 // followBuild follows the build of the rendered identity, and starts it when its

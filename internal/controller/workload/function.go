@@ -51,7 +51,7 @@ func (c *functionClient) input(mg *v1alpha1.LambdaFunction) render.FunctionInput
 	spec, at := mg.Spec.ForProvider, &mg.Status.AtProvider
 	in := render.FunctionInput{Namespace: mg.Namespace, Name: mg.Name, Spec: spec, Defaults: c.defaults, Rebuild: mg.GetAnnotations()[v1alpha1.AnnotationRebuild]}
 	if b := at.Build; b != nil && b.Digest != "" {
-		in.Observed.Build = &render.Build{Identity: b.Identity, Digest: b.Digest}
+		in.Observed.Build = &render.Pushed{Identity: b.Identity, Digest: b.Digest}
 	}
 	in.Observed.Served = at.LatestReadyRevision != ""
 	return in

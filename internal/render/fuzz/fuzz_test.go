@@ -68,7 +68,7 @@ func FuzzFunction(f *testing.F) {
 		if err != nil || out.BuildIdentity == "" {
 			return
 		}
-		in.Observed.Build = &render.Build{Identity: out.BuildIdentity, Digest: digest}
+		in.Observed.Build = &render.Pushed{Identity: out.BuildIdentity, Digest: digest}
 		_, _ = render.Function(in)
 	})
 }

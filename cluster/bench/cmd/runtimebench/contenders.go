@@ -92,7 +92,7 @@ func ours(ctx context.Context, lang v1alpha1.Language, work string) ([]*contende
 			return nil, err
 		}
 		c := &contender{language: string(lang), name: name, role: roleOurs, argv: p.Argv, env: p.Env, path: "/"}
-		if err := runlocal.Build(ctx, p, os.Stdout, os.Stderr); err != nil {
+		if err := runlocal.Compile(ctx, p, os.Stdout, os.Stderr); err != nil {
 			return nil, err
 		}
 		if err := runlocal.Tool(p); err != nil {
