@@ -13,11 +13,10 @@ import (
 )
 
 // A lease holds the buffers one call's answer is made of, so that none is
-// copied out at its length:
-// the request's, which gRPC lends the codec as mem.Buffer references
-// (requestCodec.Unmarshal), since resources of earlier steps pass through
-// as they came; and the pooled buffers the parser writes the composed
-// resources in (structParser). A lease ends once gRPC has encoded its
+// copied out at its length: the request's, which gRPC lends the codec as
+// mem.Buffer references (requestCodec.Unmarshal), since resources of
+// earlier steps pass through as they came; and the pooled buffers the
+// parser writes the composed resources in (structParser). A lease ends once gRPC has encoded its
 // answer, when the encoding is a copy, or, should gRPC never encode it,
 // when the answer is garbage: never while anything can still read it to
 // send it.
