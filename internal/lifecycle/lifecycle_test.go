@@ -71,7 +71,7 @@ func (s *steps) Hold(v observe.Verdict, cause error) (string, error) {
 	return "held", cause
 }
 
-func TestFunction(t *testing.T) {
+func TestPasses(t *testing.T) {
 	git := v1alpha1.FunctionSource{Git: &v1alpha1.GitSource{}}
 	waiting := observe.Held(v1alpha1.PhasePending, v1alpha1.ReasonWaiting, "waiting")
 	broker := observe.Held(v1alpha1.PhasePending, v1alpha1.ReasonBrokerMissing, "no Broker")
@@ -80,13 +80,16 @@ func TestFunction(t *testing.T) {
 		source v1alpha1.FunctionSource
 		was    v1alpha1.Phase
 		steps  *steps
+		// agent is true of a case an agent's pass takes alike.
+		agent  bool
 		want   []string
 		result string
 		err    bool
 	}{
 		"Image": {
-			reason: "A prebuilt image needs no source resolved and no build.",
+			reason: "A prebuilt image needs no source resolved and no build; an agent is deployed alike.",
 			steps:  &steps{},
+			agent:  true,
 			want:   []string{"Render", "Admit", "Deploy"},
 			result: "deployed",
 		},
@@ -132,6 +135,7 @@ func TestFunction(t *testing.T) {
 		"Invalid": {
 			reason: "A spec render refuses is held as Invalid, with the cause.",
 			steps:  &steps{renderErr: errors.New("bad spec")},
+			agent:  true,
 			want:   []string{"Render", "Hold " + string(v1alpha1.ReasonInvalid)},
 			result: "held",
 			err:    true,
@@ -143,21 +147,41 @@ func TestFunction(t *testing.T) {
 			want:   []string{"Resolve", "Render", "Admit", "Hold " + string(v1alpha1.ReasonBrokerMissing)},
 			result: "held",
 		},
+		"NotAdmittedImage": {
+			reason: "A prebuilt image or an agent the caller does not admit is not deployed.",
+			steps:  &steps{admitStop: &broker},
+			agent:  true,
+			want:   []string{"Render", "Admit", "Hold " + string(v1alpha1.ReasonBrokerMissing)},
+			result: "held",
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
+			fn := *tc.steps
 			in := render.FunctionInput{Spec: v1alpha1.LambdaFunctionParameters{Source: tc.source}}
-			got, err := Function(context.Background(), in, tc.was, tc.steps)
-			if diff := cmp.Diff(tc.want, tc.steps.taken); diff != "" {
-				t.Errorf("\n%s\nFunction(...): steps taken: -want, +got:\n%s", tc.reason, diff)
-			}
-			if got != tc.result || (err != nil) != tc.err {
-				t.Errorf("\n%s\nFunction(...) = %q, %v; want %q, error %t", tc.reason, got, err, tc.result, tc.err)
-			}
-			if tc.source.Git != nil && len(tc.steps.taken) > 1 && tc.steps.taken[1] == "Render" && tc.steps.rendered.Observed.SourceIdentity != "commit" {
+			got, err := Function(context.Background(), in, tc.was, &fn)
+			check(t, tc.reason, "Function", fn.taken, tc.want, got, tc.result, err, tc.err)
+			if tc.source.Git != nil && len(fn.taken) > 1 && fn.taken[1] == "Render" && fn.rendered.Observed.SourceIdentity != "commit" {
 				t.Errorf("\n%s\nFunction(...): rendered without the resolved identity", tc.reason)
 			}
+			if !tc.agent {
+				return
+			}
+			agent := *tc.steps
+			got, err = Agent(context.Background(), render.AgentInput{}, tc.was, agentSteps{&agent})
+			check(t, tc.reason, "Agent", agent.taken, tc.want, got, tc.result, err, tc.err)
 		})
+	}
+}
+
+// check compares the steps a pass took and what it ended with.
+func check(t *testing.T, reason, pass string, taken, want []string, got, result string, err error, wantErr bool) {
+	t.Helper()
+	if diff := cmp.Diff(want, taken); diff != "" {
+		t.Errorf("\n%s\n%s(...): steps taken: -want, +got:\n%s", reason, pass, diff)
+	}
+	if got != result || (err != nil) != wantErr {
+		t.Errorf("\n%s\n%s(...) = %q, %v; want %q, error %t", reason, pass, got, err, result, wantErr)
 	}
 }
 
@@ -167,46 +191,4 @@ type agentSteps struct{ *steps }
 func (s agentSteps) Render(render.AgentInput) (*render.Objects, error) {
 	s.taken = append(s.taken, "Render")
 	return &render.Objects{}, s.renderErr
-}
-
-func TestAgent(t *testing.T) {
-	broker := observe.Held(v1alpha1.PhasePending, v1alpha1.ReasonBrokerMissing, "no Broker")
-	cases := map[string]struct {
-		reason string
-		steps  *steps
-		want   []string
-		result string
-		err    bool
-	}{
-		"Deployed": {
-			reason: "An admitted agent is deployed.",
-			steps:  &steps{},
-			want:   []string{"Render", "Admit", "Deploy"},
-			result: "deployed",
-		},
-		"Invalid": {
-			reason: "A spec render refuses is held as Invalid, with the cause.",
-			steps:  &steps{renderErr: errors.New("bad spec")},
-			want:   []string{"Render", "Hold " + string(v1alpha1.ReasonInvalid)},
-			result: "held",
-			err:    true,
-		},
-		"NotAdmitted": {
-			reason: "An agent the caller does not admit is not deployed.",
-			steps:  &steps{admitStop: &broker},
-			want:   []string{"Render", "Admit", "Hold " + string(v1alpha1.ReasonBrokerMissing)},
-			result: "held",
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got, err := Agent(context.Background(), render.AgentInput{}, v1alpha1.PhasePending, agentSteps{tc.steps})
-			if diff := cmp.Diff(tc.want, tc.steps.taken); diff != "" {
-				t.Errorf("\n%s\nAgent(...): steps taken: -want, +got:\n%s", tc.reason, diff)
-			}
-			if got != tc.result || (err != nil) != tc.err {
-				t.Errorf("\n%s\nAgent(...) = %q, %v; want %q, error %t", tc.reason, got, err, tc.result, tc.err)
-			}
-		})
-	}
 }
