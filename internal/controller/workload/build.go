@@ -64,7 +64,7 @@ func (c *functionClient) followBuild(ctx context.Context, mg *v1alpha1.LambdaFun
 		return o.Digest, "", obs, nil
 	}
 	judge(mg, &at.WorkloadObservation, v)
-	return "", o.Cause, managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, nil
+	return "", o.Cause, upToDate, nil
 }
 
 // startBuild has Create or Update start the build of an identity never

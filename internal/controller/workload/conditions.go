@@ -64,11 +64,20 @@ func judge(mg resource.Managed, at *v1alpha1.WorkloadObservation, v observe.Verd
 // held is the observation of a resource that waits for something a user
 // must fix: up to date, so nothing is applied, and not Ready, saying why.
 func held(mg resource.Managed, at *v1alpha1.WorkloadObservation, reason xpv2.ConditionReason, msg string, err error) (managed.ExternalObservation, error) {
-	if msg != "" {
-		judge(mg, at, observe.Held(at.Phase, reason, msg))
+	if msg == "" {
+		return upToDate, err
 	}
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, err
+	return holding(mg, at, observe.Held(at.Phase, reason, msg), err)
 }
+
+// holding judges a resource by v and applies nothing: up to date.
+func holding(mg resource.Managed, at *v1alpha1.WorkloadObservation, v observe.Verdict, err error) (managed.ExternalObservation, error) {
+	judge(mg, at, v)
+	return upToDate, err
+}
+
+// upToDate is the observation of a resource to which nothing is applied.
+var upToDate = managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}
 
 // msgNotApplied ends the message of a name conflict.
 const msgNotApplied = "; nothing is applied until the name is free"

@@ -42,8 +42,7 @@ func (p workloadPass) Deploy(ctx context.Context, objs *render.Objects) (managed
 // Hold judges the workload and applies nothing; a cause fails the
 // reconcile, so the reconciler says why and retries.
 func (p workloadPass) Hold(v observe.Verdict, cause error) (managed.ExternalObservation, error) {
-	judge(p.mg, p.at, v)
-	return managed.ExternalObservation{ResourceExists: true, ResourceUpToDate: true}, cause
+	return holding(p.mg, p.at, v, cause)
 }
 
 // An agentPass takes an Observe's steps of a LambdaAgent's pass.
