@@ -228,7 +228,7 @@ FUZZTIME ?= 30000x
 fuzz:
 	go test -run='^$$' -fuzz='^FuzzFunction$$' -fuzztime=$(FUZZTIME) ./internal/render/fuzz
 	go test -run='^$$' -fuzz='^FuzzAgent$$' -fuzztime=$(FUZZTIME) ./internal/render/fuzz
-	go test -run='^$$' -fuzz='^FuzzReadRequest$$' -fuzztime=$(FUZZTIME) ./fn
+	go test -run='^$$' -fuzz='^FuzzReadRequest$$' -fuzztime=$(FUZZTIME) ./fn/codec
 	go test -run='^$$' -fuzz='^FuzzAnswersAlike$$' -fuzztime=$(FUZZTIME) ./fn
 
 ## peers: what the benchmarks measure ours against, built from their modules

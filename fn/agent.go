@@ -7,6 +7,7 @@ import (
 
 	platformv1alpha1 "github.com/knative-lambda/provider-knative-lambda/apis/platform/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/lifecycle"
@@ -87,7 +88,7 @@ func (p *pass) targetAgent(namespace, name string) (e *v1alpha1.AgentEventing, f
 	if p.xr.kind == platformv1alpha1.XAgentKind {
 		kind = platformv1alpha1.AgentClaimKind
 	}
-	items, ok, err := requireAs[platformv1alpha1.Agent](p, p.requirement(requireForwardAgent, namespace, name), byName(platformv1alpha1.SchemeGroupVersion.String(), kind, namespace, name), selection{"spec": nil})
+	items, ok, err := requireAs[platformv1alpha1.Agent](p, p.requirement(requireForwardAgent, namespace, name), byName(platformv1alpha1.SchemeGroupVersion.String(), kind, namespace, name), codec.Selection{"spec": nil})
 	if err != nil || !ok || len(items) == 0 {
 		return nil, false, ok, err
 	}

@@ -6,6 +6,9 @@ import (
 	"os"
 	"testing"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
+
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -33,9 +36,9 @@ func builtRequest(t testing.TB) *fnv1.RunFunctionRequest {
 	spec := parseSpec(t, helloSpec)
 	building := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry}})
 	return &fnv1.RunFunctionRequest{
-		Input: mustStruct(t, testInput),
+		Input: codectest.Struct(t, testInput),
 		Observed: &fnv1.State{
-			Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, helloSpec, ""))},
+			Composite: &fnv1.Resource{Resource: codectest.Struct(t, lambdaXR(t, helloSpec, ""))},
 			Resources: map[string]*fnv1.Resource{
 				"Job/" + building.BuildJob.Name:                     {Resource: jobWithStatus(t, building.BuildJob, finished(batchv1.JobComplete))},
 				"ConfigMap/" + building.BuildContext.Name:           {Resource: toStruct(t, building.BuildContext)},
@@ -103,7 +106,7 @@ func BenchmarkServeRunFunction(b *testing.B) {
 // has them: the request's and the response's protobuf encoding is part of
 // every call.
 func BenchmarkRunFunctionGRPC(b *testing.B) {
-	c := fnv1.NewFunctionRunnerServiceClient(serveGRPC(b, &Function{log: logging.NewNopLogger(), sources: noSources(b)}, &leases{}))
+	c := fnv1.NewFunctionRunnerServiceClient(serveGRPC(b, &Function{log: logging.NewNopLogger(), sources: noSources(b)}, &codec.Leases{}))
 	req := builtRequest(b)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -162,21 +165,6 @@ func BenchmarkProtobufCodec(b *testing.B) {
 	b.Run("caller-decodes-answer", decode(wire["answer"], func() proto.Message { return &fnv1.RunFunctionResponse{} }))
 }
 
-// BenchmarkReadRequest reads builtRequest's encoding as requestCodec does:
-// every field of every Struct checked, the Structs left in their encoding.
-func BenchmarkReadRequest(b *testing.B) {
-	wire, err := proto.Marshal(builtRequest(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := readRequest(wire, &fnv1.RunFunctionRequest{}); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
 // BenchmarkResourceOf parses the JSON render lends for the objects of
 // builtRequest's pass into the answer's encoding, as lend does: the build
 // context's code and wrapper are most of its bytes.
@@ -196,10 +184,10 @@ func BenchmarkResourceOf(b *testing.B) {
 	}
 	b.SetBytes(size)
 	b.ReportAllocs()
-	p := &structParser{}
+	p := &codec.Parser{}
 	for b.Loop() {
 		for _, d := range docs {
-			if _, err := p.resourceOf(d, sentKey, nil); err != nil {
+			if _, err := p.ResourceOf(d, sentKey, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -215,13 +203,13 @@ func BenchmarkObservedAs(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	o := objectIn(b, mustStruct(b, string(data)))
-	wholeMetadata := selection{"apiVersion": nil, "kind": nil, "metadata": nil, "status": nil}
-	for name, sel := range map[string]selection{"metadata-whole": wholeMetadata, "observed": observedMembers} {
+	o := codec.Object(codectest.Encoded(b, codectest.Struct(b, string(data))))
+	wholeMetadata := codec.Selection{"apiVersion": nil, "kind": nil, "metadata": nil, "status": nil}
+	for name, sel := range map[string]codec.Selection{"metadata-whole": wholeMetadata, "observed": observedMembers} {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := decodeStruct(o, &servingv1.Service{}, sel); err != nil {
+				if err := codec.Decode(o, &servingv1.Service{}, sel); err != nil {
 					b.Fatal(err)
 				}
 			}

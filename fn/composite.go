@@ -10,6 +10,7 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/platform/v1alpha1"
 	lambdav1alpha1 "github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
 )
 
 const (
@@ -54,14 +55,14 @@ type composite struct {
 // status, and of its metadata the generation and the one annotation a user
 // asks for a rebuild with. Labels and other annotations, such as a client's
 // record of what it last applied, can be larger than the rest.
-var compositeMembers = selection{
+var compositeMembers = codec.Selection{
 	"apiVersion": nil, "kind": nil, "spec": nil, "status": nil,
 	"metadata": {"name": nil, "namespace": nil, "generation": nil, "annotations": {lambdav1alpha1.AnnotationRebuild: nil}},
 }
 
 // compositeOf reads which workload a composite resource asks for.
-func compositeOf(xr object) (*composite, error) {
-	c := &composite{kind: stringAt(xr, "kind"), namespace: stringAt(xr, "metadata", "namespace"), name: stringAt(xr, "metadata", "name")}
+func compositeOf(xr codec.Object) (*composite, error) {
+	c := &composite{kind: codec.StringAt(xr, "kind"), namespace: codec.StringAt(xr, "metadata", "namespace"), name: codec.StringAt(xr, "metadata", "name")}
 	var into metav1.Object
 	switch c.kind {
 	case v1alpha1.LambdaKind, v1alpha1.XLambdaKind:
@@ -75,7 +76,7 @@ func compositeOf(xr object) (*composite, error) {
 	if !namespaced {
 		// Only the claim reference Crossplane binds: labels can be set by
 		// anyone who writes the XR, and would choose any namespace.
-		ns, name := stringAt(xr, "spec", "claimRef", "namespace"), stringAt(xr, "spec", "claimRef", "name")
+		ns, name := codec.StringAt(xr, "spec", "claimRef", "namespace"), codec.StringAt(xr, "spec", "claimRef", "name")
 		if ns == "" || name == "" {
 			return c, errors.Errorf(errFmtNoClaim, c.kind, c.name, claimKind(c))
 		}
@@ -83,7 +84,7 @@ func compositeOf(xr object) (*composite, error) {
 	}
 	// Crossplane's own spec fields (compositionRef, claimRef and the like)
 	// are not ours and are left out.
-	if err := decodeStruct(xr, into, compositeMembers); err != nil {
+	if err := codec.Decode(xr, into, compositeMembers); err != nil {
 		return c, errors.Wrap(err, errDecodeXR)
 	}
 	if namespaced {

@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crossplane/function-sdk-go/logging"
@@ -49,7 +52,7 @@ func TestLegacyNamespace(t *testing.T) {
 			if input == "" {
 				input = testInput
 			}
-			req := &fnv1.RunFunctionRequest{Input: mustStruct(t, input), Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, tc.xr)}}}
+			req := &fnv1.RunFunctionRequest{Input: codectest.Struct(t, input), Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: codectest.Struct(t, tc.xr)}}}
 			rsp, err := run(t, &Function{log: logging.NewNopLogger(), sources: noSources(t)}, req)
 			if err != nil {
 				t.Fatal(err)
@@ -93,12 +96,12 @@ func TestCompositeReads(t *testing.T) {
 		xr     = `{"apiVersion":"platform.lambda.crossplane.io/v1alpha1","kind":"Lambda","metadata":{"name":"hello","namespace":"team","generation":3,"labels":{"team":"a"},"annotations":{"lambda.m.crossplane.io/rebuild":"2","kubectl.kubernetes.io/last-applied-configuration":"{}"}},` + spec + `}`
 		wanted = `{"apiVersion":"platform.lambda.crossplane.io/v1alpha1","kind":"Lambda","metadata":{"name":"hello","namespace":"team","generation":3,"annotations":{"lambda.m.crossplane.io/rebuild":"2"}},` + spec + `}`
 	)
-	c, err := compositeOf(objectIn(t, mustStruct(t, xr)))
+	c, err := compositeOf(codec.Object(codectest.Encoded(t, codectest.Struct(t, xr))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := &composite{}
-	if err := decodeStruct(objectIn(t, mustStruct(t, wanted)), &want.lambdaXR, nil); err != nil {
+	if err := codec.Decode(codec.Object(codectest.Encoded(t, codectest.Struct(t, wanted))), &want.lambdaXR, nil); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want.lambdaXR, c.lambdaXR); diff != "" {

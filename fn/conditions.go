@@ -6,6 +6,7 @@ import (
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
@@ -64,15 +65,15 @@ func conditions(rsp *fnv1.RunFunctionResponse, v observe.Verdict) {
 // complete, a ConfigMap, NetworkPolicy or RabbitmqBrokerConfig (which have no
 // status) as soon as it exists, anything else (Knative objects, managed
 // resources) once its Ready condition is True.
-func readiness(o object) fnv1.Ready {
+func readiness(o codec.Object) fnv1.Ready {
 	want := "Ready"
-	switch string(textAt(o, "kind")) {
+	switch string(codec.TextAt(o, "kind")) {
 	case "ConfigMap", "NetworkPolicy", render.RabbitMQBrokerConfigKind:
 		return fnv1.Ready_READY_TRUE
 	case "Job":
 		want = string(batchv1.JobComplete)
 	}
-	if c := condition(o, want); string(textAt(c, "status")) == string(corev1.ConditionTrue) {
+	if c := condition(o, want); string(codec.TextAt(c, "status")) == string(corev1.ConditionTrue) {
 		return fnv1.Ready_READY_TRUE
 	}
 	return fnv1.Ready_READY_FALSE
@@ -80,11 +81,11 @@ func readiness(o object) fnv1.Ready {
 
 // condition is an observed object's condition of a type; nil when it has
 // none.
-func condition(o object, typ string) object {
-	var found object
-	conditions, _ := structAt(o, "status").get("conditions")
-	conditions.list(func(c value) bool {
-		if m := c.object(); string(textAt(m, "type")) == typ {
+func condition(o codec.Object, typ string) codec.Object {
+	var found codec.Object
+	conditions, _ := codec.StructAt(o, "status").Get("conditions")
+	conditions.List(func(c codec.Value) bool {
+		if m := c.Object(); string(codec.TextAt(m, "type")) == typ {
 			found = m
 			return false
 		}

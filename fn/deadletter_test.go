@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
+
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,9 +22,9 @@ func TestInputDeadLetterSink(t *testing.T) {
 	built := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: spec, Defaults: render.Defaults{Registry: testRegistry},
 		Observed: render.Observed{Build: &render.Pushed{Identity: building.BuildIdentity, Digest: testDigest}}})
 	req := &fnv1.RunFunctionRequest{
-		Input: mustStruct(t, input),
+		Input: codectest.Struct(t, input),
 		Observed: &fnv1.State{
-			Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+building.BuildJob.Name+`","digest":"`+testDigest+`"}}`))},
+			Composite: &fnv1.Resource{Resource: codectest.Struct(t, lambdaXR(t, helloSpec, `{"build":{"identity":"`+building.BuildIdentity+`","jobName":"`+building.BuildJob.Name+`","digest":"`+testDigest+`"}}`))},
 			Resources: map[string]*fnv1.Resource{"Service/hello": {Resource: serviceRolledOut(t, built.Service, nil)}},
 		},
 		RequiredResources: map[string]*fnv1.Resources{"broker-events": {}},

@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
+
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
@@ -33,7 +36,7 @@ const goldenPasses = 3
 
 // goldenRequests are the requests Crossplane sends for every example of the
 // platform API in each mode, as TestCrossplaneRender renders them with the
-// CLI, for goldenPasses passes, with the hand-made requests of requests(t):
+// CLI, for goldenPasses passes, with the hand-made requests of codectest.Requests(t, builtRequest(t)):
 // each encoded, by name. The answers that lead from one pass to the next
 // come from the function serving requests protobuf decoded.
 func goldenRequests(t testing.TB) map[string][]byte {
@@ -44,7 +47,7 @@ func goldenRequests(t testing.TB) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := requests(t)
+	out := codectest.Requests(t, builtRequest(t))
 	for _, ex := range examples {
 		xr, ok := compositeOfExample(t, ex)
 		if !ok {
@@ -196,10 +199,10 @@ func selects(sel *fnv1.ResourceSelector, u *unstructured.Unstructured) bool {
 // function-sdk-go's own request helpers, compose the same resources.
 func TestFastPathAnswersAsProtobuf(t *testing.T) {
 	f := &Function{log: logging.NewNopLogger(), sources: fixedSources}
-	fast := fnv1.NewFunctionRunnerServiceClient(serveGRPC(t, f, &leases{}))
+	fast := fnv1.NewFunctionRunnerServiceClient(serveGRPC(t, f, &codec.Leases{}))
 	plain := fnv1.NewFunctionRunnerServiceClient(servePlain(t, f))
 	golden := goldenRequests(t)
-	if want := len(requests(t)) + 24*goldenPasses; len(golden) != want {
+	if want := len(codectest.Requests(t, builtRequest(t))) + 24*goldenPasses; len(golden) != want {
 		t.Fatalf("%d golden requests, want %d", len(golden), want)
 	}
 	for _, name := range slices.Sorted(maps.Keys(golden)) {
@@ -245,7 +248,7 @@ func servePlain(t testing.TB, f *Function) *grpc.ClientConn {
 	t.Helper()
 	srv := grpc.NewServer()
 	fnv1.RegisterFunctionRunnerServiceServer(srv, f)
-	return serveOn(t, srv)
+	return codectest.Serve(t, srv)
 }
 
 // FuzzAnswersAlike holds the function's fast path to protobuf on any bytes:
@@ -279,7 +282,7 @@ func FuzzAnswersAlike(f *testing.F) {
 			t.Fatal(err)
 		}
 		out.Free()
-		if diff := cmp.Diff(onWire(t, want), got, protocmp.Transform()); diff != "" {
+		if diff := cmp.Diff(codectest.OnWire(t, want), got, protocmp.Transform()); diff != "" {
 			t.Errorf("-proto.Unmarshal and RunFunction, +the fast path:\n%s", diff)
 		}
 	})

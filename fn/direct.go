@@ -12,6 +12,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
@@ -185,7 +186,7 @@ func (p *pass) waiting() observe.Verdict {
 // Kaniko's pods without the Job ever saying so. A namespace Crossplane does
 // not supply is given the benefit of the doubt.
 func (p *pass) buildAdmitted() (observe.Verdict, bool, error) {
-	items, ok, err := requireAs[metav1.PartialObjectMetadata](p, requireNamespace, byName("v1", "Namespace", "", p.xr.namespace), selection{"metadata": {"labels": nil}})
+	items, ok, err := requireAs[metav1.PartialObjectMetadata](p, requireNamespace, byName("v1", "Namespace", "", p.xr.namespace), codec.Selection{"metadata": {"labels": nil}})
 	switch {
 	case err != nil || !ok:
 		return p.waiting(), false, err

@@ -11,6 +11,7 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 )
@@ -62,17 +63,17 @@ type Function struct {
 // in its status and its Reconciling and Stalled conditions, how far they
 // have got. Every failure is a result and a condition, never a crash, and
 // nothing already composed is dropped because of one. Resources arrive with
-// their Structs still in the encoding gRPC received (requestCodec), and the
-// composed resources it renders carry theirs in the encoding gRPC sends
-// (structParser.resource): both are read as protobuf reads them, after a
+// their Structs still in the encoding gRPC received (codec.NewCodec), and
+// the composed resources it renders carry theirs in the encoding gRPC sends
+// (codec.Parser): both are read as protobuf reads them, after a
 // trip through the wire format.
 func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest) (*fnv1.RunFunctionResponse, error) {
 	rsp := answerTo(req, responseTTL)
 
 	in := &v1beta1.Input{}
-	input, err := objectOf(req.GetInput())
+	input, err := codec.ObjectOf(req.GetInput())
 	if err == nil {
-		err = decodeStrict(input, in)
+		err = codec.DecodeStrict(input, in)
 	}
 	if err != nil {
 		fatal(rsp, errors.Wrap(err, errInput))
@@ -82,7 +83,7 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	// A pass is fatal until it returns what to apply.
 	kind, result, reason := "", passFatal, ""
 	defer func() { recordPass(kind, mode, result, reason, time.Since(start)) }()
-	p, err := newPass(req, rsp, leaseOf(ctx))
+	p, err := newPass(req, rsp, codec.LeaseOf(ctx))
 	if err != nil {
 		fatal(rsp, err)
 		return rsp, nil

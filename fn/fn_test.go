@@ -9,7 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
+
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 	"google.golang.org/protobuf/types/known/durationpb"
@@ -151,7 +155,7 @@ func TestRunFunction(t *testing.T) {
 		}
 	}
 	mr := func(status string) *structpb.Struct {
-		return mustStruct(t, `{"apiVersion":"lambda.m.crossplane.io/v1alpha1","kind":"LambdaFunction","metadata":{"name":"hello","namespace":"apps"},"status":`+status+`}`)
+		return codectest.Struct(t, `{"apiVersion":"lambda.m.crossplane.io/v1alpha1","kind":"LambdaFunction","metadata":{"name":"hello","namespace":"apps"},"status":`+status+`}`)
 	}
 
 	// A new function's first pass: its build and its Broker.
@@ -185,7 +189,7 @@ func TestRunFunction(t *testing.T) {
 		"RestrictedNamespace": {
 			reason:   "A namespace that enforces the restricted Pod Security level would refuse the build's pods silently: the XR stalls and says so, and no Job is composed.",
 			xr:       lambdaXR(t, helloSpec, ""),
-			required: map[string]*fnv1.Resources{"namespace": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"apps","labels":{"pod-security.kubernetes.io/enforce":"restricted"}}}`)}}}},
+			required: map[string]*fnv1.Resources{"namespace": {Items: []*fnv1.Resource{{Resource: codectest.Struct(t, `{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"apps","labels":{"pod-security.kubernetes.io/enforce":"restricted"}}}`)}}}},
 			want: want{
 				composed:     composedOf(),
 				status:       `{"phase":"Pending"}`,
@@ -441,7 +445,7 @@ func TestRunFunction(t *testing.T) {
 			reason:   "With its Secret a git ref resolves to a commit, which names the build.",
 			xr:       lambdaXR(t, gitSpec, ""),
 			sources:  resolveGit,
-			required: map[string]*fnv1.Resources{"namespace": {}, "source-credentials": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"git-creds","namespace":"apps"},"data":{"username":"Ym90","password":"czNjcmV0"}}`)}}}},
+			required: map[string]*fnv1.Resources{"namespace": {}, "source-credentials": {Items: []*fnv1.Resource{{Resource: codectest.Struct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"git-creds","namespace":"apps"},"data":{"username":"Ym90","password":"czNjcmV0"}}`)}}}},
 			want: want{
 				composed:     composedOf(composedAs("ConfigMap", gitBuild.BuildContext.Name, false), composedAs("Job", gitBuild.BuildJob.Name, false), composedAs("NetworkPolicy", gitBuild.BuildJob.Name, false)),
 				status:       `{"phase":"Pending","build":{"identity":"` + gitBuild.BuildIdentity + `","jobName":"` + gitBuild.BuildJob.Name + `"}}`,
@@ -467,7 +471,7 @@ func TestRunFunction(t *testing.T) {
 		"GitUnreachableStaysReady": {
 			reason:   "A git server that does not answer is retried: nothing changes, and a function that serves stays Ready.",
 			xr:       lambdaXR(t, gitSpec, `{"phase":"Ready","url":"http://hello.apps.example.com"}`),
-			required: map[string]*fnv1.Resources{"source-credentials": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"git-creds","namespace":"apps"}}`)}}}},
+			required: map[string]*fnv1.Resources{"source-credentials": {Items: []*fnv1.Resource{{Resource: codectest.Struct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"git-creds","namespace":"apps"}}`)}}}},
 			sources: SourceResolverFn(func(context.Context, v1alpha1.FunctionSource, map[string][]byte) (string, error) {
 				return "", errors.New("cannot reach git repository https://git.example.com/acme/fns: connection refused")
 			}),
@@ -592,8 +596,8 @@ func TestRunFunction(t *testing.T) {
 				tc.sources = noSources(t)
 			}
 			req := &fnv1.RunFunctionRequest{
-				Input:             mustStruct(t, tc.input),
-				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, tc.xr)}, Resources: tc.observed},
+				Input:             codectest.Struct(t, tc.input),
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: codectest.Struct(t, tc.xr)}, Resources: tc.observed},
 				RequiredResources: tc.required,
 			}
 			f := &Function{log: logging.NewNopLogger(), sources: tc.sources}
@@ -614,7 +618,7 @@ func TestRunFunction(t *testing.T) {
 			}
 			want := &fnv1.RunFunctionResponse{
 				Meta:       &fnv1.ResponseMeta{Ttl: durationpb.New(ttl)},
-				Desired:    &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, `{"status":`+status+`}`), Ready: tc.want.ready}},
+				Desired:    &fnv1.State{Composite: &fnv1.Resource{Resource: codectest.Struct(t, `{"status":`+status+`}`), Ready: tc.want.ready}},
 				Conditions: tc.want.conditions,
 				Results:    tc.want.results,
 			}
@@ -743,7 +747,7 @@ func run(t testing.TB, f *Function, req *fnv1.RunFunctionRequest) (*fnv1.RunFunc
 	if err != nil {
 		return nil, err
 	}
-	return onWire(t, rsp), nil
+	return codectest.OnWire(t, rsp), nil
 }
 
 // served is req as the function's gRPC server reads it.
@@ -754,7 +758,7 @@ func served(t testing.TB, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionRequest
 		t.Fatal(err)
 	}
 	read := &fnv1.RunFunctionRequest{}
-	if err := readRequest(b, read); err != nil {
+	if err := codec.NewCodec(&codec.Leases{}).Unmarshal(mem.BufferSlice{mem.SliceBuffer(b)}, read); err != nil {
 		t.Fatal(err)
 	}
 	return read
@@ -765,8 +769,8 @@ func served(t testing.TB, req *fnv1.RunFunctionRequest) *fnv1.RunFunctionRequest
 func runDirect(t testing.TB, spec string, observed map[string]*fnv1.Resource) *fnv1.RunFunctionResponse {
 	t.Helper()
 	req := &fnv1.RunFunctionRequest{
-		Input:             mustStruct(t, testInput),
-		Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, spec, ""))}, Resources: observed},
+		Input:             codectest.Struct(t, testInput),
+		Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: codectest.Struct(t, lambdaXR(t, spec, ""))}, Resources: observed},
 		RequiredResources: map[string]*fnv1.Resources{"namespace": {}},
 	}
 	rsp, err := run(t, &Function{log: logging.NewNopLogger(), sources: noSources(t)}, req)
@@ -823,15 +827,6 @@ func toJSON(t testing.TB, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-func mustStruct(t testing.TB, j string) *structpb.Struct {
-	t.Helper()
-	s := &structpb.Struct{}
-	if err := s.UnmarshalJSON([]byte(j)); err != nil {
-		t.Fatalf("%v: %s", err, j)
-	}
-	return s
 }
 
 func toStruct(t testing.TB, o any) *structpb.Struct {
@@ -940,7 +935,7 @@ func TestRunFunctionRefuses(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			req := &fnv1.RunFunctionRequest{Input: mustStruct(t, tc.input), Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, tc.xr)}}}
+			req := &fnv1.RunFunctionRequest{Input: codectest.Struct(t, tc.input), Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: codectest.Struct(t, tc.xr)}}}
 			f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}
 			rsp, err := run(t, f, req)
 			if err != nil {
@@ -961,9 +956,9 @@ func TestRunFunctionRefuses(t *testing.T) {
 // not know stalls the composite with InvalidSpec and keeps what runs.
 func TestUnknownModeStalls(t *testing.T) {
 	req := &fnv1.RunFunctionRequest{
-		Input: mustStruct(t, `{"apiVersion":"fn.lambda.crossplane.io/v1beta1","kind":"Input","mode":"Fast"}`),
+		Input: codectest.Struct(t, `{"apiVersion":"fn.lambda.crossplane.io/v1beta1","kind":"Input","mode":"Fast"}`),
 		Observed: &fnv1.State{
-			Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, helloSpec, ""))},
+			Composite: &fnv1.Resource{Resource: codectest.Struct(t, lambdaXR(t, helloSpec, ""))},
 			Resources: map[string]*fnv1.Resource{"Broker/events": {Resource: readyStruct(t, &eventingv1.Broker{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "eventing.knative.dev/v1", Kind: "Broker"},
 				ObjectMeta: metav1.ObjectMeta{Name: "events", Namespace: testNS},
@@ -1039,7 +1034,7 @@ func TestRunFunctionAgent(t *testing.T) {
 			required: map[string]*fnv1.Resources{
 				"broker-support":           broker("support", supportAddr),
 				"broker-supervisor":        broker("supervisor", supervisorAddr),
-				"forward-agent-supervisor": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"platform.lambda.crossplane.io/v1alpha1","kind":"Agent","metadata":{"name":"supervisor","namespace":"apps"},"spec":{"eventing":{"broker":{"name":"supervisor"}}}}`)}}},
+				"forward-agent-supervisor": {Items: []*fnv1.Resource{{Resource: codectest.Struct(t, `{"apiVersion":"platform.lambda.crossplane.io/v1alpha1","kind":"Agent","metadata":{"name":"supervisor","namespace":"apps"},"spec":{"eventing":{"broker":{"name":"supervisor"}}}}`)}}},
 			},
 			composed: composedOf(append([]composedSummary{serviceRunning("support", false, objs.Image)}, triggersOf(objs)...)...),
 			requirements: map[string]*fnv1.ResourceSelector{
@@ -1057,7 +1052,7 @@ func TestRunFunctionAgent(t *testing.T) {
 // its address.
 func brokerAt(t testing.TB, namespace, name, addr string) *fnv1.Resources {
 	t.Helper()
-	return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"eventing.knative.dev/v1","kind":"Broker","metadata":{"name":"`+name+`","namespace":"`+namespace+`"},"status":{"address":{"url":"`+addr+`"}}}`)}}}
+	return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: codectest.Struct(t, `{"apiVersion":"eventing.knative.dev/v1","kind":"Broker","metadata":{"name":"`+name+`","namespace":"`+namespace+`"},"status":{"address":{"url":"`+addr+`"}}}`)}}}
 }
 
 // selectName is how the function requires one object by name.
@@ -1091,8 +1086,8 @@ func runAgentPasses(t *testing.T, xr string, cases map[string]agentPass) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			req := &fnv1.RunFunctionRequest{
-				Input:             mustStruct(t, testInput),
-				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, xr)}},
+				Input:             codectest.Struct(t, testInput),
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: codectest.Struct(t, xr)}},
 				RequiredResources: tc.required,
 			}
 			f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
+
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"sigs.k8s.io/yaml"
 
@@ -43,7 +45,7 @@ func TestForwardAcrossNamespacesComposed(t *testing.T) {
 		t.Fatal(err)
 	}
 	triage := func(acceptFrom string) *fnv1.Resources {
-		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"platform.lambda.crossplane.io/v1alpha1","kind":"Agent","metadata":{"name":"triage","namespace":"support"},"spec":{"eventing":{"broker":{"name":"triage"},"acceptFrom":`+acceptFrom+`}}}`)}}}
+		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: codectest.Struct(t, `{"apiVersion":"platform.lambda.crossplane.io/v1alpha1","kind":"Agent","metadata":{"name":"triage","namespace":"support"},"spec":{"eventing":{"broker":{"name":"triage"},"acceptFrom":`+acceptFrom+`}}}`)}}}
 	}
 	leadsBroker := brokerAt(t, testNS, "leads", leadsAddr)
 	triageBroker := brokerAt(t, "support", "triage", triageAddr)

@@ -7,6 +7,7 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/platform/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
 )
 
 const (
@@ -38,7 +39,7 @@ func (p *pass) generation() (int64, error) {
 
 // claimGeneration is a claim's generation, and whether the composite carries
 // the spec of that generation.
-func (c *composite) claimGeneration(claim object) (int64, bool, error) {
+func (c *composite) claimGeneration(claim codec.Object) (int64, bool, error) {
 	var into metav1.Object
 	var theirs, mine any
 	if c.agent {
@@ -48,7 +49,7 @@ func (c *composite) claimGeneration(claim object) (int64, bool, error) {
 		l := &v1alpha1.Lambda{}
 		into, theirs, mine = l, &l.Spec, &c.lambdaXR.Spec
 	}
-	if err := decodeStruct(claim, into, nil); err != nil {
+	if err := codec.Decode(claim, into, nil); err != nil {
 		return 0, false, errors.Wrap(err, errDecodeClaim)
 	}
 	return into.GetGeneration(), equality.Semantic.DeepEqual(theirs, mine), nil

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
+
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 	"k8s.io/utils/ptr"
@@ -24,7 +26,7 @@ func TestObservedGeneration(t *testing.T) {
 		return toJSON(t, xr)
 	}
 	claim := func(kind, spec string, generation int) *fnv1.Resources {
-		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, toJSON(t, map[string]any{
+		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: codectest.Struct(t, toJSON(t, map[string]any{
 			"apiVersion": "platform.lambda.crossplane.io/v1alpha1", "kind": kind,
 			"metadata": map[string]any{"name": testName, "namespace": testNS, "generation": generation},
 			// Crossplane's own claim fields are not copied to the composite.
@@ -82,8 +84,8 @@ func TestObservedGeneration(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			req := &fnv1.RunFunctionRequest{
-				Input:    mustStruct(t, managedInput),
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, tc.xr)}},
+				Input:    codectest.Struct(t, managedInput),
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: codectest.Struct(t, tc.xr)}},
 			}
 			if tc.claim != nil {
 				req.RequiredResources = map[string]*fnv1.Resources{requireClaim: tc.claim}

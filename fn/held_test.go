@@ -3,6 +3,9 @@ package main
 import (
 	"testing"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
+
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 
@@ -27,11 +30,11 @@ func TestDirectHolds(t *testing.T) {
 	apiSecret := selectName("v1", "Secret", testNS, "api")
 	settings := selectName("v1", "ConfigMap", testNS, "settings")
 	configMap := func(data string) *fnv1.Resources {
-		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings","namespace":"apps"},`+data+`}`)}}}
+		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: codectest.Struct(t, `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"settings","namespace":"apps"},`+data+`}`)}}}
 	}
 	sharedBroker := selectName("eventing.knative.dev/v1", "Broker", testNS, "shared")
 	secret := func(data string) *fnv1.Resources {
-		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"api","namespace":"apps"},"data":`+data+`}`)}}}
+		return &fnv1.Resources{Items: []*fnv1.Resource{{Resource: codectest.Struct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"api","namespace":"apps"},"data":`+data+`}`)}}}
 	}
 	running := mustRender(t, render.FunctionInput{Namespace: testNS, Name: testName, Spec: parseSpec(t, withSecret)})
 	const noSecret = "Secret api (environment variable TOKEN) does not exist in namespace apps; nothing is deployed or changed until it does"
@@ -142,15 +145,15 @@ func TestDirectHolds(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			req := &fnv1.RunFunctionRequest{
-				Input:             mustStruct(t, testInput),
-				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, tc.spec, tc.status))}, Resources: tc.observed},
+				Input:             codectest.Struct(t, testInput),
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: codectest.Struct(t, lambdaXR(t, tc.spec, tc.status))}, Resources: tc.observed},
 				RequiredResources: tc.required,
 			}
 			rsp, err := run(t, &Function{log: logging.NewNopLogger(), sources: noSources(t)}, req)
 			if err != nil {
 				t.Fatalf("%s\nRunFunction(...): %v", tc.reason, err)
 			}
-			if got := stringAt(objectIn(t, rsp.GetDesired().GetComposite().GetResource()), "status", "phase"); got != tc.phase {
+			if got := codec.StringAt(codec.Object(codectest.Encoded(t, rsp.GetDesired().GetComposite().GetResource())), "status", "phase"); got != tc.phase {
 				t.Errorf("%s\nRunFunction(...): phase %q, want %q", tc.reason, got, tc.phase)
 			}
 			if got := rsp.GetDesired().GetComposite().GetReady(); got != tc.ready {

@@ -6,6 +6,7 @@ import (
 	xpv2 "github.com/crossplane/crossplane/apis/v2/core/v2"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
@@ -45,7 +46,7 @@ func (p *pass) managed(in *v1beta1.Input) (observe.Verdict, error) {
 	if !ok {
 		return p.held(v1alpha1.ReasonWaiting, msgMRCreating), nil
 	}
-	if at := structAt(ob, "status", "atProvider"); at != nil {
+	if at := codec.StructAt(ob, "status", "atProvider"); at != nil {
 		p.status = at
 	}
 	// The managed resource's verdict, as its phase and Ready condition say.
@@ -53,15 +54,15 @@ func (p *pass) managed(in *v1beta1.Input) (observe.Verdict, error) {
 	switch {
 	case c == nil:
 		return p.held(v1alpha1.ReasonWaiting, msgMRCreating), nil
-	case stringAt(c, "status") == "True":
-		if lr := condition(ob, string(v1alpha1.TypeLatestRevisionReady)); stringAt(lr, "status") == "False" {
-			return observe.ServingWhileFailing(stringAt(lr, "message")), nil
+	case codec.StringAt(c, "status") == "True":
+		if lr := condition(ob, string(v1alpha1.TypeLatestRevisionReady)); codec.StringAt(lr, "status") == "False" {
+			return observe.ServingWhileFailing(codec.StringAt(lr, "message")), nil
 		}
-		return observe.Serving(stringAt(ob, "status", "atProvider", "url")), nil
+		return observe.Serving(codec.StringAt(ob, "status", "atProvider", "url")), nil
 	}
-	msg := stringAt(c, "message")
+	msg := codec.StringAt(c, "message")
 	if msg == "" {
 		msg = msgMRNotReady
 	}
-	return observe.Held(v1alpha1.Phase(stringAt(ob, "status", "atProvider", "phase")), xpv2.ConditionReason(stringAt(c, "reason")), msg), nil
+	return observe.Held(v1alpha1.Phase(codec.StringAt(ob, "status", "atProvider", "phase")), xpv2.ConditionReason(codec.StringAt(c, "reason")), msg), nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
 	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
@@ -28,9 +29,9 @@ type pass struct {
 	rsp *fnv1.RunFunctionResponse
 
 	xr       *composite
-	observed map[composedName]object
+	observed map[composedName]codec.Object
 	// required are the resources Crossplane supplied, by requirement.
-	required map[string][]object
+	required map[string][]codec.Object
 	// desired are the answer's composed resources, earlier steps' included.
 	desired map[string]*fnv1.Resource
 
@@ -39,19 +40,19 @@ type pass struct {
 	requirements map[string]*fnv1.ResourceSelector
 
 	// status is written to the composite resource; nil leaves it alone.
-	status object
+	status codec.Object
 
 	// parser writes the answer's composed resources in the encoding gRPC
 	// sends.
-	parser structParser
+	parser codec.Parser
 	// rendered are the composed resources of the objects render lent
 	// their JSON (see lend), by object.
 	rendered map[kube.Object]*fnv1.Resource
 }
 
 // newPass reads req; what it writes into rsp is held by l, if it has one.
-func newPass(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, l *lease) (*pass, error) {
-	xr, err := objectOf(req.GetObserved().GetComposite().GetResource())
+func newPass(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, l *codec.Lease) (*pass, error) {
+	xr, err := codec.ObjectOf(req.GetObserved().GetComposite().GetResource())
 	if err != nil {
 		return nil, errors.Wrap(err, errDecodeXR)
 	}
@@ -59,18 +60,18 @@ func newPass(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, l *lea
 	if err != nil {
 		return nil, err
 	}
-	p := &pass{rsp: rsp, xr: c, requirements: map[string]*fnv1.ResourceSelector{}, parser: structParser{lease: l}}
-	p.observed = make(map[composedName]object, len(req.GetObserved().GetResources()))
+	p := &pass{rsp: rsp, xr: c, requirements: map[string]*fnv1.ResourceSelector{}, parser: codec.Parser{Lease: l}}
+	p.observed = make(map[composedName]codec.Object, len(req.GetObserved().GetResources()))
 	for name, r := range req.GetObserved().GetResources() {
-		if p.observed[composedName(name)], err = objectOf(r.GetResource()); err != nil {
+		if p.observed[composedName(name)], err = codec.ObjectOf(r.GetResource()); err != nil {
 			return nil, errors.Wrapf(err, errFmtNoObject, name)
 		}
 	}
-	p.required = make(map[string][]object, len(req.GetRequiredResources()))
+	p.required = make(map[string][]codec.Object, len(req.GetRequiredResources()))
 	for key, rs := range req.GetRequiredResources() {
-		items := make([]object, len(rs.GetItems()))
+		items := make([]codec.Object, len(rs.GetItems()))
 		for i, r := range rs.GetItems() {
-			if items[i], err = objectOf(r.GetResource()); err != nil {
+			if items[i], err = codec.ObjectOf(r.GetResource()); err != nil {
 				return nil, errors.Wrapf(err, errFmtRequired, key)
 			}
 		}
@@ -100,7 +101,7 @@ func nameOf(o kube.Object) composedName {
 
 // observedOf is the observed twin of a rendered object, found by nameOf
 // without making the name: a pass looks up each object more than once.
-func (p *pass) observedOf(o kube.Object) (object, bool) {
+func (p *pass) observedOf(o kube.Object) (codec.Object, bool) {
 	var room [128]byte
 	ob, ok := p.observed[composedName(render.AppendKey(room[:0], o))]
 	return ob, ok
@@ -113,7 +114,7 @@ func (p *pass) compose(objs ...kube.Object) error {
 		r, ok := p.rendered[o]
 		if !ok {
 			var err error
-			if r, err = p.parser.resource(o, sentKey); err != nil {
+			if r, err = p.parser.Resource(o, sentKey); err != nil {
 				return errors.Wrapf(err, errFmtConvert, o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
 			}
 		}
@@ -131,9 +132,9 @@ func (p *pass) compose(objs ...kube.Object) error {
 // becomes the composed resource compose sends, from the JSON its stamp
 // hashed, with the stamp added, so that no object is encoded twice.
 func (p *pass) lend(o kube.Object, json []byte, verbatim []render.Verbatim) error {
-	p.parser.verbatim = verbatim
-	defer func() { p.parser.verbatim = nil }()
-	r, err := p.parser.resourceOf(json, sentKey, &addition{path: annotationsPath, key: render.AnnotationRendered, value: o.GetAnnotations()[render.AnnotationRendered]})
+	p.parser.Verbatim = verbatim
+	defer func() { p.parser.Verbatim = nil }()
+	r, err := p.parser.ResourceOf(json, sentKey, &codec.Addition{Path: annotationsPath, Key: render.AnnotationRendered, Value: o.GetAnnotations()[render.AnnotationRendered]})
 	if err != nil {
 		return errors.Wrapf(err, errFmtConvert, o.GetObjectKind().GroupVersionKind().Kind, o.GetName())
 	}
@@ -152,25 +153,25 @@ var annotationsPath = []string{"metadata", "annotations"}
 // that fails leaves running objects alone.
 func (p *pass) keep(keep func(kind string) bool) {
 	for name, ob := range p.observed {
-		if _, ok := p.desired[string(name)]; ok || !keep(stringAt(ob, "kind")) {
+		if _, ok := p.desired[string(name)]; ok || !keep(codec.StringAt(ob, "kind")) {
 			continue
 		}
-		p.desired[string(name)] = resourceOf(sent(ob), readiness(ob))
+		p.desired[string(name)] = codec.ResourceOf(sent(ob), readiness(ob))
 	}
 }
 
 // sent is an observed object as a client sends it: status and the server's
 // metadata would be refused or fight the server. The bytes are copied: the
 // answer is written once and never changed.
-func sent(ob object) object {
-	metadata := structAt(ob, "metadata").filter(func(key []byte) bool {
-		return named(key, []string{"name", "namespace", "labels"})
+func sent(ob codec.Object) codec.Object {
+	metadata := codec.StructAt(ob, "metadata").Filter(func(key []byte) bool {
+		return codec.Named(key, []string{"name", "namespace", "labels"})
 	})
-	if a := structAt(ob, "metadata", "annotations"); a != nil {
-		metadata = appendEntry(metadata, "annotations", objectValue(a.filter(func(key []byte) bool { return !userInfo(key) })))
+	if a := codec.StructAt(ob, "metadata", "annotations"); a != nil {
+		metadata = codec.AppendEntry(metadata, "annotations", codec.ObjectValue(a.Filter(func(key []byte) bool { return !userInfo(key) })))
 	}
-	kept := ob.filter(func(key []byte) bool { return string(key) != "metadata" && sentKey(key) })
-	return object(appendEntry(kept, "metadata", objectValue(metadata)))
+	kept := ob.Filter(func(key []byte) bool { return string(key) != "metadata" && sentKey(key) })
+	return codec.Object(codec.AppendEntry(kept, "metadata", codec.ObjectValue(metadata)))
 }
 
 // userInfo is whether an annotation is one of those Knative's webhooks
@@ -193,14 +194,14 @@ func all(string) bool { return true }
 // Broker, which Knative refuses to change (render.Replaceable). The rest of
 // its spec is the one rendered, and its labels and annotations are render's
 // too.
-var observedMembers = selection{
+var observedMembers = codec.Selection{
 	"apiVersion": nil, "kind": nil, "status": nil,
 	"metadata": {"name": nil, "namespace": nil, "generation": nil},
 	"spec":     {"broker": nil},
 }
 
 // statusOnly reads only what a resource's controller reports of it.
-var statusOnly = selection{"status": nil}
+var statusOnly = codec.Selection{"status": nil}
 
 // observedAs reads the observed twin of a rendered object into o, only the
 // members observedMembers names; false when there is none yet.
@@ -209,7 +210,7 @@ func (p *pass) observedAs(rendered kube.Object, o any) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	if err := decodeStruct(ob, o, observedMembers); err != nil {
+	if err := codec.Decode(ob, o, observedMembers); err != nil {
 		return true, errors.Wrapf(err, errFmtNoObject, nameOf(rendered))
 	}
 	return true, nil
@@ -217,7 +218,7 @@ func (p *pass) observedAs(rendered kube.Object, o any) (bool, error) {
 
 // require asks Crossplane for the resources a selector matches and returns
 // them once it has answered; ok is false until then.
-func (p *pass) require(key string, sel *fnv1.ResourceSelector) (items []object, ok bool) {
+func (p *pass) require(key string, sel *fnv1.ResourceSelector) (items []codec.Object, ok bool) {
 	p.requirements[key] = sel
 	items, ok = p.required[key]
 	return items, ok
@@ -225,14 +226,14 @@ func (p *pass) require(key string, sel *fnv1.ResourceSelector) (items []object, 
 
 // requireAs reads each resource require returns into a T: only the members
 // read names, or all when it is nil.
-func requireAs[T any](p *pass, key string, sel *fnv1.ResourceSelector, read selection) (items []T, ok bool, err error) {
+func requireAs[T any](p *pass, key string, sel *fnv1.ResourceSelector, read codec.Selection) (items []T, ok bool, err error) {
 	os, ok := p.require(key, sel)
 	if !ok {
 		return nil, false, nil
 	}
 	items = make([]T, len(os))
 	for i, o := range os {
-		if err := decodeStruct(o, &items[i], read); err != nil {
+		if err := codec.Decode(o, &items[i], read); err != nil {
 			return nil, true, errors.Wrapf(err, errFmtRequired, key)
 		}
 	}
@@ -260,7 +261,7 @@ func byLabels(apiVersion, kind, namespace string, labels map[string]string) *fnv
 
 // setStatus writes a workload's observation to the composite resource.
 func (p *pass) setStatus(obs any) error {
-	o, err := p.parser.marshal(obs)
+	o, err := p.parser.Marshal(obs)
 	if err != nil {
 		return errors.Wrap(err, errResponse)
 	}
@@ -282,28 +283,28 @@ func (p *pass) finish(v observe.Verdict) error {
 	// Earlier steps of the pipeline may have written the composite, its
 	// status included: theirs is kept, ours laid over it field by field.
 	dxr := p.rsp.Desired.GetComposite()
-	theirs, err := objectOf(dxr.GetResource())
+	theirs, err := codec.ObjectOf(dxr.GetResource())
 	if err != nil {
 		return errors.Wrap(err, errDecodeXR)
 	}
 	replaced := func(key []byte) bool {
 		return string(key) == "phase" || (generation > 0 && string(key) == "observedGeneration")
 	}
-	status := structAt(theirs, "status").filter(func(key []byte) bool {
-		_, ours := p.status.get(string(key))
+	status := codec.StructAt(theirs, "status").Filter(func(key []byte) bool {
+		_, ours := p.status.Get(string(key))
 		return !ours && !replaced(key)
 	})
-	status = append(status, p.status.filter(func(key []byte) bool { return !replaced(key) })...)
-	status = appendEntry(status, "phase", stringValue(string(v.Phase)))
+	status = append(status, p.status.Filter(func(key []byte) bool { return !replaced(key) })...)
+	status = codec.AppendEntry(status, "phase", codec.StringValue(string(v.Phase)))
 	if generation > 0 {
-		status = appendEntry(status, "observedGeneration", numberValue(float64(generation)))
+		status = codec.AppendEntry(status, "observedGeneration", codec.NumberValue(float64(generation)))
 	}
-	xr := theirs.filter(func(key []byte) bool { return string(key) != "status" })
+	xr := theirs.Filter(func(key []byte) bool { return string(key) != "status" })
 	ready := fnv1.Ready_READY_FALSE
 	if v.Ready {
 		ready = fnv1.Ready_READY_TRUE
 	}
-	p.rsp.Desired.Composite = resourceOf(object(appendEntry(xr, "status", objectValue(status))), ready)
+	p.rsp.Desired.Composite = codec.ResourceOf(codec.Object(codec.AppendEntry(xr, "status", codec.ObjectValue(status))), ready)
 	p.rsp.Desired.Composite.ConnectionDetails = dxr.GetConnectionDetails()
 	conditions(p.rsp, v)
 	return nil

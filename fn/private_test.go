@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
+
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -26,8 +28,8 @@ func TestPrivateRegistryComposed(t *testing.T) {
 	run := func(observed map[string]*fnv1.Resource, required map[string]*fnv1.Resources) map[string]*fnv1.Resource {
 		t.Helper()
 		req := &fnv1.RunFunctionRequest{
-			Input:             mustStruct(t, input),
-			Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, helloSpec, ""))}, Resources: observed},
+			Input:             codectest.Struct(t, input),
+			Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: codectest.Struct(t, lambdaXR(t, helloSpec, ""))}, Resources: observed},
 			RequiredResources: required,
 		}
 		rsp, err := run(t, f, req)
@@ -68,7 +70,7 @@ func TestPrivateRegistryComposed(t *testing.T) {
 		map[string]*fnv1.Resource{"Job/" + job.Name: {Resource: jobWithStatus(t, job, finished(batchv1.JobComplete))}},
 		map[string]*fnv1.Resources{
 			"broker-events": {}, "build-pods": {Items: []*fnv1.Resource{{Resource: podTerminated(t, job.Name, 0, testDigest)}}},
-			"secret-registry-pull": {Items: []*fnv1.Resource{{Resource: mustStruct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"registry-pull","namespace":"apps"}}`)}}},
+			"secret-registry-pull": {Items: []*fnv1.Resource{{Resource: codectest.Struct(t, `{"apiVersion":"v1","kind":"Secret","metadata":{"name":"registry-pull","namespace":"apps"}}`)}}},
 		},
 	)
 	svc, ok := built["Service/"+testName]

@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
+
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
@@ -54,8 +56,8 @@ func TestRabbitMQBrokerConfigComposed(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			req := &fnv1.RunFunctionRequest{
-				Input:             mustStruct(t, testInput),
-				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, rabbitSpec, ""))}, Resources: tc.observed},
+				Input:             codectest.Struct(t, testInput),
+				Observed:          &fnv1.State{Composite: &fnv1.Resource{Resource: codectest.Struct(t, lambdaXR(t, rabbitSpec, ""))}, Resources: tc.observed},
 				RequiredResources: tc.required,
 			}
 			rsp, err := run(t, &Function{log: logging.NewNopLogger(), sources: noSources(t)}, req)

@@ -1,281 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"reflect"
 	"testing"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
+
 	"github.com/google/go-cmp/cmp"
-	"google.golang.org/grpc/encoding"
-	grpcproto "google.golang.org/grpc/encoding/proto"
-	"google.golang.org/grpc/mem"
-	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
-	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
-
-// requests are encodings readRequest must read as protobuf does.
-func requests(t testing.TB) map[string][]byte {
-	t.Helper()
-	marshal := func(m proto.Message) []byte {
-		b, err := proto.Marshal(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	}
-	full := builtRequest(t)
-	full.Desired = &fnv1.State{
-		Composite: &fnv1.Resource{Resource: mustStruct(t, `{"status":{"earlier":"step"}}`), ConnectionDetails: map[string][]byte{"k": []byte("v")}},
-		Resources: map[string]*fnv1.Resource{"earlier": {Resource: mustStruct(t, `{"kind":"ConfigMap","data":{"a":"b"}}`), Ready: fnv1.Ready_READY_TRUE}},
-	}
-	full.Meta = &fnv1.RequestMeta{Tag: "tag"}
-	full.Context = mustStruct(t, `{"apiextensions.crossplane.io/environment":{"a":1}}`)
-	full.Credentials = map[string]*fnv1.Credentials{"c": {Source: &fnv1.Credentials_CredentialData{CredentialData: &fnv1.CredentialData{Data: map[string][]byte{"k": []byte("v")}}}}}
-	// A field that comes twice: protobuf merges a message, and the last of
-	// two map entries of one key wins.
-	again := &fnv1.RunFunctionRequest{Observed: &fnv1.State{
-		Composite: &fnv1.Resource{Resource: mustStruct(t, `{"added":true}`)},
-		Resources: map[string]*fnv1.Resource{"Broker/events": {Resource: mustStruct(t, `{"kind":"Broker","replaced":true}`)}},
-	}}
-	return map[string][]byte{
-		"Built":   marshal(builtRequest(t)),
-		"Full":    marshal(full),
-		"Empty":   nil,
-		"Repeats": append(marshal(builtRequest(t)), marshal(again)...),
-	}
-}
-
-// TestReadRequest holds readRequest to protobuf's own decoder, and checks
-// that every resource's Struct is left in its encoding.
-func TestReadRequest(t *testing.T) {
-	for name, b := range requests(t) {
-		t.Run(name, func(t *testing.T) {
-			want := &fnv1.RunFunctionRequest{}
-			if err := proto.Unmarshal(b, want); err != nil {
-				t.Fatal(err)
-			}
-			got := &fnv1.RunFunctionRequest{}
-			if err := readRequest(b, got); err != nil {
-				t.Fatalf("readRequest(): %v", err)
-			}
-			var resources []*fnv1.Resource
-			for _, s := range []*fnv1.State{got.GetObserved(), got.GetDesired()} {
-				if s.GetComposite() != nil {
-					resources = append(resources, s.GetComposite())
-				}
-				for _, r := range s.GetResources() {
-					resources = append(resources, r)
-				}
-			}
-			for _, rs := range got.GetRequiredResources() {
-				resources = append(resources, rs.GetItems()...)
-			}
-			structs := []*structpb.Struct{got.GetInput(), got.GetContext()}
-			for _, r := range resources {
-				structs = append(structs, r.GetResource())
-			}
-			for _, s := range structs {
-				if len(s.GetFields()) > 0 {
-					t.Errorf("readRequest(): a Struct was decoded: %v", s)
-				}
-			}
-			if diff := cmp.Diff(want, onWire(t, got), protocmp.Transform()); diff != "" {
-				t.Errorf("readRequest(): -proto.Unmarshal, +got after a trip through the wire format:\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestReadRequestRefuses holds readRequest to refuse what protobuf's own
-// decoder refuses, inside the Structs it does not decode too.
-// observedResource is a request whose one observed resource has the Struct
-// s, five messages deep.
-func observedResource(s []byte) []byte {
-	r := protowire.AppendBytes(protowire.AppendTag(nil, numResource, protowire.BytesType), s)
-	entry := protowire.AppendString(protowire.AppendTag(nil, numMapKey, protowire.BytesType), "Job/x")
-	entry = protowire.AppendBytes(protowire.AppendTag(entry, numMapValue, protowire.BytesType), r)
-	state := protowire.AppendBytes(protowire.AppendTag(nil, numStateResources, protowire.BytesType), entry)
-	return protowire.AppendBytes(protowire.AppendTag(nil, numRequestObserved, protowire.BytesType), state)
-}
-
-func TestReadRequestRefuses(t *testing.T) {
-	resource := observedResource
-	member := func(key string, v []byte) []byte { return appendEntry(nil, key, v) }
-	valid := resource(member("kind", stringValue("Job")))
-	deep := stringValue("bottom")
-	for range 6000 {
-		list := protowire.AppendBytes(protowire.AppendTag(nil, numListValues, protowire.BytesType), deep)
-		deep = protowire.AppendBytes(protowire.AppendTag(nil, numValueList, protowire.BytesType), list)
-	}
-	cases := map[string]struct {
-		reason string
-		in     []byte
-	}{
-		"Truncated": {
-			reason: "A request cut short is refused.",
-			in:     valid[:len(valid)-1],
-		},
-		"StringNotUTF8": {
-			reason: "A string of a Struct that is not UTF-8 is refused.",
-			in:     resource(member("kind", stringValue("\xff"))),
-		},
-		"KeyNotUTF8": {
-			reason: "A key of a Struct that is not UTF-8 is refused.",
-			in:     resource(member("\xff", stringValue("Job"))),
-		},
-		"StructTruncated": {
-			reason: "A Struct whose member is cut short is refused.",
-			in:     resource(member("kind", stringValue("Job"))[:4]),
-		},
-		"TooDeep": {
-			reason: "Lists nested beyond protobuf's bound are refused.",
-			in:     resource(member("deep", deep)),
-		},
-	}
-	if err := readRequest(valid, &fnv1.RunFunctionRequest{}); err != nil {
-		t.Fatalf("readRequest() of the valid request the cases break: %v", err)
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			if err := proto.Unmarshal(tc.in, &fnv1.RunFunctionRequest{}); err == nil {
-				t.Fatalf("%s\nproto.Unmarshal() reads it: the case does not break the request", tc.reason)
-			}
-			if err := readRequest(tc.in, &fnv1.RunFunctionRequest{}); err == nil {
-				t.Errorf("%s\nreadRequest(): no error, want one", tc.reason)
-			}
-		})
-	}
-}
-
-// TestReadRequestDepth holds readRequest's bound on nesting to protobuf's,
-// through lists and through Structs, on either side of it.
-func TestReadRequestDepth(t *testing.T) {
-	inList := func(v []byte) []byte {
-		list := protowire.AppendBytes(protowire.AppendTag(nil, numListValues, protowire.BytesType), v)
-		return protowire.AppendBytes(protowire.AppendTag(nil, numValueList, protowire.BytesType), list)
-	}
-	inStruct := func(v []byte) []byte {
-		return protowire.AppendBytes(protowire.AppendTag(nil, numValueStruct, protowire.BytesType), appendEntry(nil, "k", v))
-	}
-	cases := map[string]struct {
-		reason string
-		nest   func([]byte) []byte
-		// messages is how many messages deeper each nest lies.
-		messages int
-	}{
-		"Lists": {
-			reason:   "Values nested in lists are read exactly as deep as protobuf reads them.",
-			nest:     inList,
-			messages: 2,
-		},
-		"Structs": {
-			reason:   "Values nested in Structs, whose map entries protobuf counts too, are read exactly as deep as protobuf reads them.",
-			nest:     inStruct,
-			messages: 3,
-		},
-	}
-	// Where the nested Struct lies in the request: the Input two messages
-	// deep, an observed resource's five.
-	placed := map[string]func([]byte) []byte{
-		"Input": func(s []byte) []byte {
-			return protowire.AppendBytes(protowire.AppendTag(nil, numRequestInput, protowire.BytesType), s)
-		},
-		"ObservedResource": observedResource,
-	}
-	for name, tc := range cases {
-		for where, place := range placed {
-			t.Run(name+"In"+where, func(t *testing.T) {
-				v := stringValue("bottom")
-				for range maxDepth/tc.messages - 5 {
-					v = tc.nest(v)
-				}
-				var read, refused int
-				for range 10 {
-					v = tc.nest(v)
-					in := place(appendEntry(nil, "deep", v))
-					want := proto.Unmarshal(in, &fnv1.RunFunctionRequest{}) == nil
-					got := readRequest(in, &fnv1.RunFunctionRequest{}) == nil
-					if got != want {
-						t.Fatalf("%s\nreadRequest() read a request of %d bytes: %t, protobuf: %t", tc.reason, len(in), got, want)
-					}
-					if want {
-						read++
-					} else {
-						refused++
-					}
-				}
-				if read == 0 || refused == 0 {
-					t.Errorf("%s\nprotobuf read %d and refused %d requests: the cases do not straddle its bound", tc.reason, read, refused)
-				}
-			})
-		}
-	}
-}
-
-// A recordingPool is a mem.BufferPool that records what is put back.
-type recordingPool struct {
-	mem.BufferPool
-	put int
-}
-
-func (p *recordingPool) Put(b *[]byte) {
-	p.put++
-	p.BufferPool.Put(b)
-}
-
-// TestCodec checks that requestCodec serves the function's server alone,
-// reads requests with readRequest and every other message as protobuf's
-// codec does, and holds the buffer gRPC lends it until the request's lease
-// ends. It failed when the codec replaced protobuf's for the process.
-func TestCodec(t *testing.T) {
-	if codec := encoding.GetCodecV2(grpcproto.Name); reflect.TypeOf(codec) == reflect.TypeFor[requestCodec]() {
-		t.Fatalf("gRPC's codec %q for the process is %T, want protobuf's own", grpcproto.Name, codec)
-	}
-	ls := &leases{}
-	codec := newRequestCodec(ls)
-	b := bytes.Clone(requests(t)["Full"])
-	pool := &recordingPool{BufferPool: mem.DefaultBufferPool()}
-	data := mem.BufferSlice{mem.NewBuffer(&b, pool)}
-	req := &fnv1.RunFunctionRequest{}
-	if err := codec.Unmarshal(data, req); err != nil {
-		t.Fatal(err)
-	}
-	if s := req.GetObserved().GetComposite().GetResource(); len(s.GetFields()) > 0 {
-		t.Errorf("Unmarshal() of a request decoded the composite's Struct: %v", s)
-	}
-	// As gRPC does once Unmarshal returns.
-	data.Free()
-	if pool.put != 0 {
-		t.Errorf("gRPC's buffer went back to its pool while the request reads it")
-	}
-	l := claim(&ls.requests, req)
-	if l == nil {
-		t.Fatal("Unmarshal() left no lease for the request")
-	}
-	l.end()
-	if pool.put != 1 {
-		t.Errorf("the request's lease ended and gave back %d buffers, want 1", pool.put)
-	}
-
-	rsp := &fnv1.RunFunctionResponse{Desired: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, `{"a":[1,"b"]}`)}}}
-	out, err := codec.Marshal(rsp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := &fnv1.RunFunctionResponse{}
-	if err := codec.Unmarshal(out, got); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(rsp, got, protocmp.Transform()); diff != "" {
-		t.Errorf("a response through the codec: -sent, +read:\n%s", diff)
-	}
-}
 
 // TestDecodedRequestsAnswerAlike runs passes of requests whose Structs were
 // decoded, as the SDK's v1beta1 server and other callers hand them over,
@@ -283,7 +20,7 @@ func TestCodec(t *testing.T) {
 // the same.
 func TestDecodedRequestsAnswerAlike(t *testing.T) {
 	f := &Function{log: logging.NewNopLogger(), sources: noSources(t)}
-	for name, b := range requests(t) {
+	for name, b := range codectest.Requests(t, builtRequest(t)) {
 		if name == "Empty" {
 			continue
 		}
@@ -305,58 +42,11 @@ func TestDecodedRequestsAnswerAlike(t *testing.T) {
 					t.Fatalf("the pass failed: %s", r.GetMessage())
 				}
 			}
-			if diff := cmp.Diff(onWire(t, want), got, protocmp.Transform()); diff != "" {
+			if diff := cmp.Diff(codectest.OnWire(t, want), got, protocmp.Transform()); diff != "" {
 				t.Errorf("RunFunction(): -decoded request, +read request:\n%s", diff)
 			}
 		})
 	}
-}
-
-// TestObjectReadsAsProtobuf holds the object accessors to what protobuf
-// reads from the same encoding: the last of a key that comes twice, and
-// fields of the wrong type left out.
-func TestObjectReadsAsProtobuf(t *testing.T) {
-	wrongType := protowire.AppendVarint(protowire.AppendTag(nil, numValueString, protowire.VarintType), 7)
-	o := object(appendEntry(appendEntry(appendEntry(appendEntry(nil,
-		"kind", stringValue("Job")),
-		"kind", stringValue("Pod")),
-		"status", objectValue(object(appendEntry(nil, "conditions", listValue(t, `[{"type":"Ready","status":"False"},{"type":"Complete","status":"True"}]`))))),
-		"odd", wrongType))
-	s := structIn(t, o)
-	if got, want := stringAt(o, "kind"), s.GetFields()["kind"].GetStringValue(); got != want {
-		t.Errorf("stringAt(kind): got %q, protobuf reads %q", got, want)
-	}
-	if got, want := stringAt(condition(o, "Complete"), "status"), "True"; got != want {
-		t.Errorf("condition(Complete).status: got %q, want %q", got, want)
-	}
-	if got := condition(o, "Missing"); got != nil {
-		t.Errorf("condition(Missing): got %v, want none", got)
-	}
-	if got, want := s.GetFields()["odd"].GetKind(), (*structpb.Value)(nil).GetKind(); got != want {
-		t.Fatalf("protobuf reads the odd member as %v, want no kind", got)
-	}
-	b, err := appendObject(nil, o, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var back map[string]any
-	if err := decodeStruct(o, &back, nil); err != nil {
-		t.Fatalf("decodeStruct(): %v (JSON %s)", err, b)
-	}
-	if diff := cmp.Diff(s.AsMap(), back); diff != "" {
-		t.Errorf("decodeStruct(): -protobuf, +got from JSON %s:\n%s", b, diff)
-	}
-}
-
-// listValue is the Value encoding of a JSON list.
-func listValue(t *testing.T, j string) []byte {
-	t.Helper()
-	s := mustStruct(t, `{"l":`+j+`}`)
-	b, err := proto.Marshal(s.GetFields()["l"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // TestEarlierStepsKept runs a pass after earlier steps of a pipeline wrote
@@ -366,10 +56,10 @@ func TestEarlierStepsKept(t *testing.T) {
 	req := builtRequest(t)
 	req.Desired = &fnv1.State{
 		Composite: &fnv1.Resource{
-			Resource:          mustStruct(t, `{"metadata":{"labels":{"team":"a"}},"status":{"earlier":"step","phase":"Old","image":"old"}}`),
+			Resource:          codectest.Struct(t, `{"metadata":{"labels":{"team":"a"}},"status":{"earlier":"step","phase":"Old","image":"old"}}`),
 			ConnectionDetails: map[string][]byte{"k": []byte("v")},
 		},
-		Resources: map[string]*fnv1.Resource{"earlier": {Resource: mustStruct(t, `{"kind":"ConfigMap","data":{"a":"b"}}`), Ready: fnv1.Ready_READY_TRUE}},
+		Resources: map[string]*fnv1.Resource{"earlier": {Resource: codectest.Struct(t, `{"kind":"ConfigMap","data":{"a":"b"}}`), Ready: fnv1.Ready_READY_TRUE}},
 	}
 	rsp, err := run(t, &Function{log: logging.NewNopLogger(), sources: noSources(t)}, req)
 	if err != nil {
@@ -397,29 +87,4 @@ func TestEarlierStepsKept(t *testing.T) {
 	if status["image"].GetStringValue() == "old" {
 		t.Errorf("RunFunction(): the earlier step's status.image stayed, want ours laid over it")
 	}
-}
-
-// FuzzReadRequest holds readRequest to protobuf's own decoder on any bytes:
-// both refuse them, or both read the same request.
-func FuzzReadRequest(f *testing.F) {
-	for _, b := range requests(f) {
-		f.Add(b)
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		want := &fnv1.RunFunctionRequest{}
-		wantErr := proto.Unmarshal(b, want)
-		got := &fnv1.RunFunctionRequest{}
-		gotErr := readRequest(bytes.Clone(b), got)
-		switch {
-		case wantErr != nil && gotErr == nil:
-			t.Fatalf("readRequest() reads what proto.Unmarshal refuses (%v)", wantErr)
-		case wantErr == nil && gotErr != nil:
-			t.Fatalf("readRequest() refuses what proto.Unmarshal reads: %v", gotErr)
-		case wantErr != nil:
-			return
-		}
-		if diff := cmp.Diff(want, onWire(t, got), protocmp.Transform()); diff != "" {
-			t.Errorf("readRequest(): -proto.Unmarshal, +got after a trip through the wire format:\n%s", diff)
-		}
-	})
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 )
@@ -74,7 +75,7 @@ func TestSent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ob, err := objectOf(s)
+			ob, err := codec.ObjectOf(s)
 			if err != nil {
 				t.Fatal(err)
 			}

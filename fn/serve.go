@@ -16,6 +16,8 @@ import (
 	"github.com/crossplane/function-sdk-go/errors"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	fnv1beta1 "github.com/crossplane/function-sdk-go/proto/v1beta1"
+
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
 )
 
 const (
@@ -67,21 +69,21 @@ func serve(ctx context.Context, f *Function, s serving) error {
 		// served still serves.
 		go func() { _ = srv.ListenAndServe() }()
 	}
-	return errors.Wrap(newServer(f, &leases{}, metrics, grpc.Creds(so.Credentials)).Serve(lis), errServe)
+	return errors.Wrap(newServer(f, &codec.Leases{}, metrics, grpc.Creds(so.Credentials)).Serve(lis), errServe)
 }
 
 // newServer is a gRPC server of both versions of f's RunFunction that reads
 // requests with requestCodec and gives each call its lease from ls,
 // counting calls in metrics unless nil. Interceptors in opts run outside
 // these.
-func newServer(f *Function, ls *leases, metrics *grpcprometheus.ServerMetrics, opts ...grpc.ServerOption) *grpc.Server {
-	interceptors := []grpc.UnaryServerInterceptor{ls.intercept}
+func newServer(f *Function, ls *codec.Leases, metrics *grpcprometheus.ServerMetrics, opts ...grpc.ServerOption) *grpc.Server {
+	interceptors := []grpc.UnaryServerInterceptor{ls.Intercept}
 	if metrics != nil {
-		interceptors = []grpc.UnaryServerInterceptor{metrics.UnaryServerInterceptor(), ls.intercept}
+		interceptors = []grpc.UnaryServerInterceptor{metrics.UnaryServerInterceptor(), ls.Intercept}
 	}
 	opts = append(opts,
 		grpc.MaxRecvMsgSize(function.DefaultMaxRecvMsgSize),
-		grpc.ForceServerCodecV2(newRequestCodec(ls)),
+		grpc.ForceServerCodecV2(codec.NewCodec(ls)),
 		grpc.ChainUnaryInterceptor(interceptors...))
 	srv := grpc.NewServer(opts...)
 	reflection.Register(srv)

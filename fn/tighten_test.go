@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
+
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
@@ -52,10 +54,10 @@ func TestNamespacedProviderConfigCannotLoosenComposed(t *testing.T) {
 			pc.SetNamespace(testNS)
 			pc.SetName("team")
 			req := &fnv1.RunFunctionRequest{
-				Input:    mustStruct(t, input),
-				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: mustStruct(t, lambdaXR(t, helloSpec, ""))}},
+				Input:    codectest.Struct(t, input),
+				Observed: &fnv1.State{Composite: &fnv1.Resource{Resource: codectest.Struct(t, lambdaXR(t, helloSpec, ""))}},
 				RequiredResources: map[string]*fnv1.Resources{
-					requireProviderConfig: {Items: []*fnv1.Resource{{Resource: mustStruct(t, toJSON(t, pc))}}},
+					requireProviderConfig: {Items: []*fnv1.Resource{{Resource: codectest.Struct(t, toJSON(t, pc))}}},
 					requireNamespace:      {},
 					"broker-events":       {},
 				},

@@ -1,4 +1,4 @@
-package main
+package codec
 
 import (
 	"math"
@@ -28,23 +28,23 @@ const (
 	errFmtStrict    = "unknown or duplicate fields in %T: %v"
 )
 
-// A selection names the members of an object a pass reads: each it maps
-// to nil whole, each it maps to a selection only in part. A nil selection
+// A Selection names the members of an object a pass reads: each it maps
+// to nil whole, each it maps to a Selection only in part. A nil Selection
 // names every member. Decoding what a pass never reads, such as the labels
 // and annotations of an observed object, cost more than the rest of it.
-type selection map[string]selection
+type Selection map[string]Selection
 
-// decodeStruct reads o into v as the API server would read its JSON:
+// Decode reads o into v as the API server would read its JSON:
 // field names match case-sensitively and unknown fields are left out. Only
 // the members sel names are read.
-func decodeStruct(o object, v any, sel selection) error {
+func Decode(o Object, v any, sel Selection) error {
 	return withJSON(o, sel, func(b []byte) error {
 		return errors.Wrapf(kjson.UnmarshalCaseSensitivePreserveInts(b, v), errFmtDecode, v)
 	})
 }
 
-// decodeStrict reads o into v, refusing unknown and duplicate fields.
-func decodeStrict(o object, v any) error {
+// DecodeStrict reads o into v, refusing unknown and duplicate fields.
+func DecodeStrict(o Object, v any) error {
 	return withJSON(o, nil, func(b []byte) error {
 		strict, err := kjson.UnmarshalStrict(b, v)
 		if err != nil {
@@ -80,7 +80,7 @@ func borrow() *byteSink {
 
 // withJSON calls fn with o written as JSON, with only the members sel
 // names.
-func withJSON(o object, sel selection, fn func([]byte) error) error {
+func withJSON(o Object, sel Selection, fn func([]byte) error) error {
 	buf := borrow()
 	defer buffers.Put(buf)
 	b, err := appendObject(*buf, o, sel)
@@ -92,11 +92,11 @@ func withJSON(o object, sel selection, fn func([]byte) error) error {
 }
 
 // appendObject writes o as a JSON object, with only the members sel names.
-func appendObject(b []byte, o object, sel selection) ([]byte, error) {
+func appendObject(b []byte, o Object, sel Selection) ([]byte, error) {
 	b = append(b, '{')
 	first := true
 	var err error
-	o.entries(func(k []byte, v value, _ []byte) bool {
+	o.Entries(func(k []byte, v Value, _ []byte) bool {
 		part, ok := sel[string(k)]
 		if sel != nil && !ok {
 			return true
@@ -108,7 +108,7 @@ func appendObject(b []byte, o object, sel selection) ([]byte, error) {
 		b = appendString(b, k)
 		b = append(b, ':')
 		if kind, c, _ := v.kind(); part != nil && kind == numValueStruct {
-			b, err = appendObject(b, object(c), part)
+			b, err = appendObject(b, Object(c), part)
 		} else {
 			b, err = appendValue(b, v)
 		}
@@ -121,16 +121,16 @@ func appendObject(b []byte, o object, sel selection) ([]byte, error) {
 }
 
 // appendValue writes v as JSON; a Value without a kind is null.
-func appendValue(b []byte, v value) ([]byte, error) {
+func appendValue(b []byte, v Value) ([]byte, error) {
 	kind, c, n := v.kind()
 	switch kind {
 	case numValueStruct:
-		return appendObject(b, object(c), nil)
+		return appendObject(b, Object(c), nil)
 	case numValueList:
 		b = append(b, '[')
 		first := true
 		var err error
-		v.list(func(e value) bool {
+		v.List(func(e Value) bool {
 			if !first {
 				b = append(b, ',')
 			}

@@ -1,4 +1,4 @@
-package main
+package codec
 
 import (
 	"google.golang.org/grpc/encoding"
@@ -35,15 +35,16 @@ const (
 // A requestCodec is gRPC's protobuf codec, except that it reads a
 // RunFunctionRequest with readRequest, into a lease. Decoding every JSON
 // value of every resource into a message of its own was most of the
-// allocations of a request, and a pass reads few of them. The function's
-// server alone uses it (newServer), with leases.intercept.
+// allocations of a request, and a pass reads few of them.
 type requestCodec struct {
 	encoding.CodecV2
-	leases *leases
+	leases *Leases
 }
 
-// newRequestCodec is a requestCodec over gRPC's protobuf codec.
-func newRequestCodec(ls *leases) requestCodec {
+// NewCodec is the codec of one server (grpc.ForceServerCodecV2, never for
+// the process) whose calls take their leases from ls (Leases.Intercept):
+// gRPC's protobuf codec, but for requests, which it reads into a lease.
+func NewCodec(ls *Leases) encoding.CodecV2 {
 	return requestCodec{CodecV2: encoding.GetCodecV2(grpcproto.Name), leases: ls}
 }
 
@@ -59,7 +60,7 @@ func (c requestCodec) Unmarshal(data mem.BufferSlice, v any) error {
 		buf.Free()
 		return err
 	}
-	await(&c.leases.requests, req, &lease{request: buf})
+	await(&c.leases.requests, req, &Lease{request: buf})
 	return nil
 }
 

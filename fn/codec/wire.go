@@ -1,4 +1,4 @@
-package main
+package codec
 
 import (
 	"math"
@@ -37,32 +37,32 @@ const (
 	errTooDeep = "a Struct nests too deeply"
 )
 
-// An object is a JSON object in the protobuf encoding of a Struct: the
+// An Object is a JSON Object in the protobuf encoding of a Struct: the
 // fields of its map entries, as gRPC carries it. Requests arrive so
-// (requestCodec) and answers leave so (structParser): a pass reads what it
+// (NewCodec) and answers leave so (Parser): a pass reads what it
 // needs where it lies, and decodes into typed objects only what it reads,
 // without a message per JSON value in between.
-type object []byte
+type Object []byte
 
-// A value is the protobuf encoding of one of a Struct's Values.
-type value []byte
+// A Value is the protobuf encoding of one of a Struct's Values.
+type Value []byte
 
-// objectOf is the encoding of s: the bytes it was read from, when
+// ObjectOf is the encoding of s: the bytes it was read from, when
 // requestCodec left it encoded, else s written again, as for a request a
 // test or the SDK's v1beta1 server made of messages.
-func objectOf(s *structpb.Struct) (object, error) {
+func ObjectOf(s *structpb.Struct) (Object, error) {
 	switch {
 	case s == nil:
 		return nil, nil
 	case len(s.GetFields()) == 0:
-		return object(s.ProtoReflect().GetUnknown()), nil
+		return Object(s.ProtoReflect().GetUnknown()), nil
 	}
 	b, err := proto.Marshal(s)
-	return object(b), err
+	return Object(b), err
 }
 
-// resourceOf is a composed resource whose Struct is o.
-func resourceOf(o object, ready fnv1.Ready) *fnv1.Resource {
+// ResourceOf is a composed resource whose Struct is o.
+func ResourceOf(o Object, ready fnv1.Ready) *fnv1.Resource {
 	r := &fnv1.Resource{Ready: ready}
 	r.ProtoReflect().SetUnknown(protowire.AppendBytes(protowire.AppendTag(make([]byte, 0, len(o)+4), numResource, protowire.BytesType), o))
 	return r
@@ -127,10 +127,10 @@ func next(b []byte) (field, error) {
 // The accessors below read encodings validObject checked or this package
 // wrote: the error of their walks is errStop, or nil.
 
-// entries calls fn with each member of o, in order, until fn returns false:
+// Entries calls fn with each member of o, in order, until fn returns false:
 // its key, its value and the map entry that holds them. A key may come
 // twice; protobuf reads the last.
-func (o object) entries(fn func(key []byte, v value, entry []byte) bool) {
+func (o Object) Entries(fn func(key []byte, v Value, entry []byte) bool) {
 	_ = fields(o, func(f field) error {
 		if f.num != numStructFields || f.typ != protowire.BytesType {
 			return nil
@@ -146,18 +146,18 @@ func (o object) entries(fn func(key []byte, v value, entry []byte) bool) {
 			}
 			return nil
 		})
-		if !fn(key, value(v), f.raw) {
+		if !fn(key, Value(v), f.raw) {
 			return errStop
 		}
 		return nil
 	})
 }
 
-// get is the value of o's member key, as protobuf reads it: the last.
-func (o object) get(key string) (value, bool) {
-	var found value
+// Get is the value of o's member key, as protobuf reads it: the last.
+func (o Object) Get(key string) (Value, bool) {
+	var found Value
 	ok := false
-	o.entries(func(k []byte, v value, _ []byte) bool {
+	o.Entries(func(k []byte, v Value, _ []byte) bool {
 		if string(k) == key {
 			found, ok = v, true
 		}
@@ -176,7 +176,7 @@ var valueTypes = map[protowire.Number]protowire.Type{
 // kind is the Value's kind, the last of its oneof fields as protobuf reads
 // it (0 for a Value without one, which is null), with its content: the
 // bytes of a string, Struct or ListValue, else its number.
-func (v value) kind() (protowire.Number, []byte, uint64) {
+func (v Value) kind() (protowire.Number, []byte, uint64) {
 	var kind protowire.Number
 	var content []byte
 	var n uint64
@@ -189,17 +189,17 @@ func (v value) kind() (protowire.Number, []byte, uint64) {
 	return kind, content, n
 }
 
-// object is the object v holds; nil when it holds none.
-func (v value) object() object {
+// Object is the Object v holds; nil when it holds none.
+func (v Value) Object() Object {
 	if kind, c, _ := v.kind(); kind == numValueStruct {
-		return object(c)
+		return Object(c)
 	}
 	return nil
 }
 
-// list calls fn with each value of the list v holds, until fn returns
+// List calls fn with each value of the List v holds, until fn returns
 // false.
-func (v value) list(fn func(value) bool) {
+func (v Value) List(fn func(Value) bool) {
 	kind, c, _ := v.kind()
 	if kind != numValueList {
 		return
@@ -208,56 +208,56 @@ func (v value) list(fn func(value) bool) {
 		if f.num != numListValues || f.typ != protowire.BytesType {
 			return nil
 		}
-		if !fn(value(f.content)) {
+		if !fn(Value(f.content)) {
 			return errStop
 		}
 		return nil
 	})
 }
 
-// structAt is the object at a path of members in o; nil when there is none.
-func structAt(o object, path ...string) object {
+// StructAt is the object at a path of members in o; nil when there is none.
+func StructAt(o Object, path ...string) Object {
 	for _, key := range path {
-		v, _ := o.get(key)
-		if o = v.object(); o == nil {
+		v, _ := o.Get(key)
+		if o = v.Object(); o == nil {
 			return nil
 		}
 	}
 	return o
 }
 
-// stringAt is the string at a path of members in o; empty when there is
+// StringAt is the string at a path of members in o; empty when there is
 // none.
-func stringAt(o object, path ...string) string {
-	return string(textAt(o, path...))
+func StringAt(o Object, path ...string) string {
+	return string(TextAt(o, path...))
 }
 
-// textAt is the bytes of the string at a path of members in o, shared with
-// o; nil when there is none. Compared as string(textAt(...)), they are not
+// TextAt is the bytes of the string at a path of members in o, shared with
+// o; nil when there is none. Compared as string(TextAt(...)), they are not
 // copied.
-func textAt(o object, path ...string) []byte {
+func TextAt(o Object, path ...string) []byte {
 	last := len(path) - 1
-	v, _ := structAt(o, path[:last]...).get(path[last])
+	v, _ := StructAt(o, path[:last]...).Get(path[last])
 	if kind, c, _ := v.kind(); kind == numValueString {
 		return c
 	}
 	return nil
 }
 
-// filter is o with only the members keep admits, in bytes of its own.
-func (o object) filter(keep func(key []byte) bool) object {
+// Filter is o with only the members keep admits, in bytes of its own.
+func (o Object) Filter(keep func(key []byte) bool) Object {
 	var b []byte
-	o.entries(func(k []byte, _ value, entry []byte) bool {
+	o.Entries(func(k []byte, _ Value, entry []byte) bool {
 		if keep(k) {
 			b = append(b, entry...)
 		}
 		return true
 	})
-	return object(b)
+	return Object(b)
 }
 
-// named is whether keys holds k.
-func named(k []byte, keys []string) bool {
+// Named is whether keys holds k.
+func Named(k []byte, keys []string) bool {
 	for _, key := range keys {
 		if string(k) == key {
 			return true
@@ -266,8 +266,8 @@ func named(k []byte, keys []string) bool {
 	return false
 }
 
-// appendEntry appends a member of key whose Value is encoded as v.
-func appendEntry(b []byte, key string, v []byte) []byte {
+// AppendEntry appends a member of key whose Value is encoded as v.
+func AppendEntry(b []byte, key string, v []byte) []byte {
 	b = protowire.AppendTag(b, numStructFields, protowire.BytesType)
 	size := protowire.SizeTag(numEntryKey) + protowire.SizeBytes(len(key)) + protowire.SizeTag(numEntryValue) + protowire.SizeBytes(len(v))
 	b = protowire.AppendVarint(b, uint64(size)) //nolint:gosec // A size is not negative.
@@ -277,18 +277,18 @@ func appendEntry(b []byte, key string, v []byte) []byte {
 	return protowire.AppendBytes(b, v)
 }
 
-// objectValue is the Value encoding of o.
-func objectValue(o object) []byte {
+// ObjectValue is the Value encoding of o.
+func ObjectValue(o Object) []byte {
 	return protowire.AppendBytes(protowire.AppendTag(make([]byte, 0, len(o)+4), numValueStruct, protowire.BytesType), o)
 }
 
-// stringValue is the Value encoding of s.
-func stringValue(s string) []byte {
+// StringValue is the Value encoding of s.
+func StringValue(s string) []byte {
 	return protowire.AppendString(protowire.AppendTag(nil, numValueString, protowire.BytesType), s)
 }
 
-// numberValue is the Value encoding of f.
-func numberValue(f float64) []byte {
+// NumberValue is the Value encoding of f.
+func NumberValue(f float64) []byte {
 	return protowire.AppendFixed64(protowire.AppendTag(nil, numValueNumber, protowire.Fixed64Type), math.Float64bits(f))
 }
 

@@ -1,4 +1,4 @@
-package main
+package codec
 
 import (
 	"encoding/binary"
@@ -24,41 +24,41 @@ import (
 // is, so few messages move once their length is known.
 const lenRoom = 2
 
-// A structParser parses JSON documents, such as encoding/json writes, into
+// A Parser parses JSON documents, such as encoding/json writes, into
 // the protobuf encoding of Structs, without a message per value in between.
 // A composed resource of the answer carries that encoding as it is, for
 // gRPC to send as its Struct field.
-type structParser struct {
+type Parser struct {
 	data []byte
 	pos  int
 
 	// wire is what the parser is writing.
 	wire []byte
-	// lease holds what it wrote until the answer is encoded; nil copies
+	// Lease holds what it wrote until the answer is encoded; nil copies
 	// each encoding out at its length.
-	lease *lease
-	// verbatim are strings of data whose text is known, in order: each is
+	Lease *Lease
+	// Verbatim are strings of data whose text is known, in order: each is
 	// copied, not unescaped.
-	verbatim []render.Verbatim
+	Verbatim []render.Verbatim
 }
 
-// resource is a composed resource whose Struct holds v, anything
+// Resource is a composed Resource whose Struct holds v, anything
 // encoding/json writes as an object, with only the top-level fields keep
 // admits. The Struct is carried in the encoding gRPC sends: it is read after
 // a trip through the wire format, as Crossplane reads it.
-func (p *structParser) resource(v any, keep func(key []byte) bool) (*fnv1.Resource, error) {
+func (p *Parser) Resource(v any, keep func(key []byte) bool) (*fnv1.Resource, error) {
 	var r *fnv1.Resource
 	err := encoded(v, func(data []byte) error {
 		var err error
-		r, err = p.resourceOf(data, keep, nil)
+		r, err = p.ResourceOf(data, keep, nil)
 		return err
 	})
 	return r, errors.Wrapf(err, errFmtEncode, v)
 }
 
-// resourceOf is a composed resource whose Struct holds data, one JSON
+// ResourceOf is a composed resource whose Struct holds data, one JSON
 // object, with only the top-level fields keep admits and add added.
-func (p *structParser) resourceOf(data []byte, keep func(key []byte) bool, add *addition) (*fnv1.Resource, error) {
+func (p *Parser) ResourceOf(data []byte, keep func(key []byte) bool, add *Addition) (*fnv1.Resource, error) {
 	wire, err := p.encode(data, keep, true, add)
 	if err != nil {
 		return nil, err
@@ -68,29 +68,29 @@ func (p *structParser) resourceOf(data []byte, keep func(key []byte) bool, add *
 	return r, nil
 }
 
-// An addition is a string member a parse adds to the object at path below
+// An Addition is a string member a parse adds to the object at path below
 // the document's top level, making the objects on the way that the
 // document lacks. A member of the same key that the document holds comes
 // first, and protobuf's map fields keep the last of a key.
-type addition struct {
-	path       []string
-	key, value string
+type Addition struct {
+	Path       []string
+	Key, Value string
 }
 
-// marshal is v, anything encoding/json writes as an object, in the
+// Marshal is v, anything encoding/json writes as an object, in the
 // encoding of its Struct.
-func (p *structParser) marshal(v any) (object, error) {
-	var o object
+func (p *Parser) Marshal(v any) (Object, error) {
+	var o Object
 	err := encoded(v, func(b []byte) error {
 		var err error
-		o, err = p.parse(b)
+		o, err = p.Parse(b)
 		return err
 	})
 	return o, errors.Wrapf(err, errFmtEncode, v)
 }
 
-// parse is the encoding of data, which must be one JSON object.
-func (p *structParser) parse(data []byte) (object, error) {
+// Parse is the encoding of data, which must be one JSON object.
+func (p *Parser) Parse(data []byte) (Object, error) {
 	return p.encode(data, nil, false, nil)
 }
 
@@ -99,7 +99,7 @@ func (p *structParser) parse(data []byte) (object, error) {
 // added; as the field of a Resource that carries it when resource is true.
 // Its length is known only once it is written, so it is written in a
 // pooled buffer, which the parser's lease keeps for the answer.
-func (p *structParser) encode(data []byte, keep func(key []byte) bool, resource bool, add *addition) ([]byte, error) {
+func (p *Parser) encode(data []byte, keep func(key []byte) bool, resource bool, add *Addition) ([]byte, error) {
 	buf := borrow()
 	p.wire = *buf
 	at := 0
@@ -116,7 +116,7 @@ func (p *structParser) encode(data []byte, keep func(key []byte) bool, resource 
 		buffers.Put(buf)
 		return nil, err
 	}
-	return p.lease.keep(buf), nil
+	return p.Lease.keep(buf), nil
 }
 
 // encoded calls fn with v written as JSON.
@@ -135,7 +135,7 @@ func encoded(v any, fn func([]byte) error) error {
 // document appends the encoding of the Struct of data, which must be one
 // object, with only the top-level fields keep admits (nil keeps all) and
 // add, if any, added.
-func (p *structParser) document(data []byte, keep func(key []byte) bool, add *addition) error {
+func (p *Parser) document(data []byte, keep func(key []byte) bool, add *Addition) error {
 	p.data, p.pos = data, 0
 	// data is lent: nothing may read it once the document is written.
 	defer func() { p.data = nil }()
@@ -154,7 +154,7 @@ func (p *structParser) document(data []byte, keep func(key []byte) bool, add *ad
 
 // open appends the tag of a length-delimited field and room for its
 // length, and returns where the room is.
-func (p *structParser) open(num protowire.Number) int {
+func (p *Parser) open(num protowire.Number) int {
 	p.wire = protowire.AppendTag(p.wire, num, protowire.BytesType)
 	at := len(p.wire)
 	p.wire = append(p.wire, make([]byte, lenRoom)...)
@@ -163,7 +163,7 @@ func (p *structParser) open(num protowire.Number) int {
 
 // close writes the length of what was appended since open into the room at
 // at, moving it when the length takes more or less room.
-func (p *structParser) close(at int) {
+func (p *Parser) close(at int) {
 	n := len(p.wire) - at - lenRoom
 	size := protowire.SizeVarint(uint64(n)) //nolint:gosec // A length is not negative.
 	switch {
@@ -177,14 +177,14 @@ func (p *structParser) close(at int) {
 	protowire.AppendVarint(p.wire[:at], uint64(n)) //nolint:gosec // A length is not negative.
 }
 
-func (p *structParser) syntax() error { return errors.Errorf(errFmtJSON, p.pos) }
+func (p *Parser) syntax() error { return errors.Errorf(errFmtJSON, p.pos) }
 
-func (p *structParser) notObject() error {
+func (p *Parser) notObject() error {
 	end := min(p.pos+1, len(p.data))
 	return errors.Errorf(errFmtNotObject, p.data[p.pos:end], p.pos)
 }
 
-func (p *structParser) space() {
+func (p *Parser) space() {
 	for p.pos < len(p.data) {
 		switch p.data[p.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -196,7 +196,7 @@ func (p *structParser) space() {
 }
 
 // consume skips space and c, and says whether c was there.
-func (p *structParser) consume(c byte) bool {
+func (p *Parser) consume(c byte) bool {
 	p.space()
 	if p.pos < len(p.data) && p.data[p.pos] == c {
 		p.pos++
@@ -207,7 +207,7 @@ func (p *structParser) consume(c byte) bool {
 
 // value appends the fields of the Value message of the value at pos, an
 // object with add added, if any, at depth of its path.
-func (p *structParser) value(add *addition, depth int) error {
+func (p *Parser) value(add *Addition, depth int) error {
 	p.space()
 	if p.pos >= len(p.data) {
 		return p.syntax()
@@ -254,10 +254,10 @@ func (p *structParser) value(add *addition, depth int) error {
 // object appends the fields of the Struct message of the object at pos: a
 // map entry per member whose key keep admits (nil admits all), and add, if
 // any, where the object is depth steps down its path.
-func (p *structParser) object(keep func(key []byte) bool, add *addition, depth int) error {
+func (p *Parser) object(keep func(key []byte) bool, add *Addition, depth int) error {
 	p.pos++
 	// placed is true once the member add goes into is found.
-	placed := add == nil || depth == len(add.path)
+	placed := add == nil || depth == len(add.Path)
 	if p.consume('}') {
 		p.added(add, depth, placed)
 		return nil
@@ -277,8 +277,8 @@ func (p *structParser) object(keep func(key []byte) bool, add *addition, depth i
 		if !p.consume(':') {
 			return p.syntax()
 		}
-		var into *addition
-		if !placed && string(p.keyAt(key)) == add.path[depth] {
+		var into *Addition
+		if !placed && string(p.keyAt(key)) == add.Path[depth] {
 			if p.space(); p.pos < len(p.data) && p.data[p.pos] == '{' {
 				into, placed = add, true
 			}
@@ -305,16 +305,16 @@ func (p *structParser) object(keep func(key []byte) bool, add *addition, depth i
 // added appends what add adds to an object that ends depth steps down its
 // path: its member, or, where no member of the object leads on to it, the
 // objects on the rest of the way. Nothing when placed says a member did.
-func (p *structParser) added(add *addition, depth int, placed bool) {
+func (p *Parser) added(add *Addition, depth int, placed bool) {
 	switch {
 	case add == nil:
-	case depth == len(add.path):
-		p.member(add.key, func() {
+	case depth == len(add.Path):
+		p.member(add.Key, func() {
 			p.wire = protowire.AppendTag(p.wire, numValueString, protowire.BytesType)
-			p.wire = protowire.AppendString(p.wire, add.value)
+			p.wire = protowire.AppendString(p.wire, add.Value)
 		})
 	case !placed:
-		p.member(add.path[depth], func() {
+		p.member(add.Path[depth], func() {
 			at := p.open(numValueStruct)
 			p.added(add, depth+1, false)
 			p.close(at)
@@ -323,7 +323,7 @@ func (p *structParser) added(add *addition, depth int, placed bool) {
 }
 
 // member appends a map entry of key, whose Value value writes.
-func (p *structParser) member(key string, value func()) {
+func (p *Parser) member(key string, value func()) {
 	entry := p.open(numStructFields)
 	p.wire = protowire.AppendTag(p.wire, numEntryKey, protowire.BytesType)
 	p.wire = protowire.AppendString(p.wire, key)
@@ -334,14 +334,14 @@ func (p *structParser) member(key string, value func()) {
 }
 
 // keyAt is the key str wrote at at.
-func (p *structParser) keyAt(at int) []byte {
+func (p *Parser) keyAt(at int) []byte {
 	_, _, n := protowire.ConsumeTag(p.wire[at:])
 	key, _ := protowire.ConsumeBytes(p.wire[at+n:])
 	return key
 }
 
 // list appends the fields of the ListValue message of the array at pos.
-func (p *structParser) list() error {
+func (p *Parser) list() error {
 	p.pos++
 	if p.consume(']') {
 		return nil
@@ -363,14 +363,14 @@ func (p *structParser) list() error {
 
 // str appends the string at pos, unescaped, as field num; pos is at its
 // opening quote.
-func (p *structParser) str(num protowire.Number) error {
+func (p *Parser) str(num protowire.Number) error {
 	// Unescaping the Python wrapper of a build context was a twelfth of a
 	// pass after a build; render says where it is, and what it says.
-	for len(p.verbatim) > 0 && p.verbatim[0].At < p.pos {
-		p.verbatim = p.verbatim[1:]
+	for len(p.Verbatim) > 0 && p.Verbatim[0].At < p.pos {
+		p.Verbatim = p.Verbatim[1:]
 	}
-	if len(p.verbatim) > 0 && p.verbatim[0].At == p.pos {
-		v := p.verbatim[0]
+	if len(p.Verbatim) > 0 && p.Verbatim[0].At == p.pos {
+		v := p.Verbatim[0]
 		p.wire = protowire.AppendTag(p.wire, num, protowire.BytesType)
 		p.wire = protowire.AppendString(p.wire, v.Text)
 		p.pos = v.End
@@ -448,7 +448,7 @@ func below(w uint64, n uint64) uint64 {
 
 // escape reads the escape at pos, as encoding/json does: a lone or
 // mismatched surrogate is the replacement character.
-func (p *structParser) escape() (rune, bool) {
+func (p *Parser) escape() (rune, bool) {
 	if p.pos+1 >= len(p.data) {
 		return 0, false
 	}
@@ -480,7 +480,7 @@ func (p *structParser) escape() (rune, bool) {
 }
 
 // hex4 reads the four hex digits at i.
-func (p *structParser) hex4(i int) (rune, bool) {
+func (p *Parser) hex4(i int) (rune, bool) {
 	if len(p.data)-i < 4 {
 		return 0, false
 	}
@@ -488,7 +488,7 @@ func (p *structParser) hex4(i int) (rune, bool) {
 	return rune(n), err == nil //nolint:gosec // Four hex digits: at most 0xFFFF.
 }
 
-func (p *structParser) literal(word string) bool {
+func (p *Parser) literal(word string) bool {
 	if len(p.data)-p.pos < len(word) || string(p.data[p.pos:p.pos+len(word)]) != word {
 		return false
 	}
@@ -496,7 +496,7 @@ func (p *structParser) literal(word string) bool {
 	return true
 }
 
-func (p *structParser) boolean() (bool, error) {
+func (p *Parser) boolean() (bool, error) {
 	switch {
 	case p.literal("true"):
 		return true, nil
@@ -507,7 +507,7 @@ func (p *structParser) boolean() (bool, error) {
 }
 
 // number parses a number; strconv refuses what is not one.
-func (p *structParser) number() (float64, error) {
+func (p *Parser) number() (float64, error) {
 	start := p.pos
 	for p.pos < len(p.data) {
 		c := p.data[p.pos]

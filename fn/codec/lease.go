@@ -1,4 +1,4 @@
-package main
+package codec
 
 import (
 	"context"
@@ -12,15 +12,15 @@ import (
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 )
 
-// A lease holds the buffers one call's answer is made of, so that none is
+// A Lease holds the buffers one call's answer is made of, so that none is
 // copied out at its length: the request's, which gRPC lends the codec as
 // mem.Buffer references (requestCodec.Unmarshal), since resources of
 // earlier steps pass through as they came; and the pooled buffers the
-// parser writes the composed resources in (structParser). A lease ends once gRPC has encoded its
-// answer, when the encoding is a copy, or, should gRPC never encode it,
-// when the answer is garbage: never while anything can still read it to
-// send it.
-type lease struct {
+// Parser writes the composed resources in. A Lease ends once gRPC has
+// encoded its answer, when the encoding is a copy, or, should gRPC never
+// encode it, when the answer is garbage: never while anything can still
+// read it to send it.
+type Lease struct {
 	mu      sync.Mutex
 	request mem.Buffer
 	held    []*byteSink
@@ -30,17 +30,17 @@ type lease struct {
 // leaseKey finds a call's lease in its context.
 type leaseKey struct{}
 
-// leaseOf is the lease of the call ctx belongs to; nil when it has none,
+// LeaseOf is the lease of the call ctx belongs to; nil when it has none,
 // such as a call that did not come through the function's server.
-func leaseOf(ctx context.Context) *lease {
-	l, _ := ctx.Value(leaseKey{}).(*lease)
+func LeaseOf(ctx context.Context) *Lease {
+	l, _ := ctx.Value(leaseKey{}).(*Lease)
 	return l
 }
 
 // keep is what an answer may carry of buf: with a lease, buf's bytes, held
 // until the lease ends; without one, a copy at its length, and buf goes
 // back to the pool.
-func (l *lease) keep(buf *byteSink) []byte {
+func (l *Lease) keep(buf *byteSink) []byte {
 	b := *buf
 	if l == nil {
 		b = append([]byte(nil), b...)
@@ -56,7 +56,7 @@ func (l *lease) keep(buf *byteSink) []byte {
 
 // end gives back every buffer the lease holds; it is called once, by the
 // first of the ways a lease ends.
-func (l *lease) end() {
+func (l *Lease) end() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ended {
@@ -72,46 +72,46 @@ func (l *lease) end() {
 	}
 }
 
-// leases are the function server's leases not yet ended, by the message
+// Leases are the function server's Leases not yet ended, by the message
 // they wait for: a request until its call takes it, an answer until gRPC
 // encodes it. The keys are weak, so a message that is never taken or
 // encoded ends its lease when it is garbage.
-type leases struct {
+type Leases struct {
 	requests, answers sync.Map
 }
 
 // await keeps l waiting for m until claim takes it, or until m is garbage.
-func await[M any](waiting *sync.Map, m *M, l *lease) {
+func await[M any](waiting *sync.Map, m *M, l *Lease) {
 	k := weak.Make(m)
 	waiting.Store(k, l)
 	runtime.AddCleanup(m, func(k weak.Pointer[M]) {
 		if l, ok := waiting.LoadAndDelete(k); ok {
-			l.(*lease).end() //nolint:forcetypeassert // The map holds nothing else.
+			l.(*Lease).end() //nolint:forcetypeassert // The map holds nothing else.
 		}
 	}, k)
 }
 
 // claim is the lease that waits for m; nil when none does.
-func claim[M any](waiting *sync.Map, m *M) *lease {
+func claim[M any](waiting *sync.Map, m *M) *Lease {
 	l, ok := waiting.LoadAndDelete(weak.Make(m))
 	if !ok {
 		return nil
 	}
-	return l.(*lease) //nolint:forcetypeassert // The map holds nothing else.
+	return l.(*Lease) //nolint:forcetypeassert // The map holds nothing else.
 }
 
-// intercept gives each RunFunction call the lease its request was read
+// Intercept gives each RunFunction call the lease its request was read
 // into, and hands it on to the call's answer. gRPC encodes an answer only
 // when its handler returns it without an error; any other ends its lease
 // here.
-func (ls *leases) intercept(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+func (ls *Leases) Intercept(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	r, ok := req.(*fnv1.RunFunctionRequest)
 	if !ok {
 		return handler(ctx, req)
 	}
 	l := claim(&ls.requests, r)
 	if l == nil {
-		l = &lease{}
+		l = &Lease{}
 	}
 	rsp, err := handler(context.WithValue(ctx, leaseKey{}, l), req)
 	if a, ok := rsp.(*fnv1.RunFunctionResponse); ok && a != nil && err == nil {
