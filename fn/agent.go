@@ -24,13 +24,11 @@ func (p *pass) directAgent(ctx context.Context, in *v1beta1.Input) (observe.Verd
 	}
 	observed, ok, err := p.forwardAddresses(xr.Spec.Eventing)
 	if err != nil || !ok {
-		p.keep(all)
 		return p.waiting(), err
 	}
 	observed.Served = status.LatestReadyRevision != ""
 	d, v, ok, err := p.defaults(in)
 	if err != nil || !ok {
-		p.keep(all)
 		return v, err
 	}
 	rin := render.AgentInput{Namespace: p.xr.namespace, Name: p.xr.name, Spec: xr.Spec.LambdaAgentParameters, Defaults: d, Observed: observed}

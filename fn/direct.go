@@ -60,7 +60,6 @@ func (p *pass) directFunction(ctx context.Context, in *v1beta1.Input, sources So
 
 	d, v, ok, err := p.defaults(in)
 	if err != nil || !ok {
-		p.keep(all)
 		return v, err
 	}
 	rin.Defaults = d
@@ -96,7 +95,7 @@ func (s workloadSteps) Deploy(_ context.Context, objs *render.Objects) (observe.
 // Hold keeps every composed resource as it was observed: the verdict says
 // why, so the cause is no failure of the pass.
 func (s workloadSteps) Hold(v observe.Verdict, _ error) (observe.Verdict, error) {
-	s.keep(all)
+	s.carried = all
 	return v, nil
 }
 
@@ -148,7 +147,6 @@ func (s *functionSteps) Built(objs *render.Objects, digest string) (*render.Obje
 func (p *pass) build(objs *render.Objects, status *v1alpha1.LambdaFunctionObservation) (observe.Verdict, string, error) {
 	if _, started := p.observedOf(objs.BuildJob); !started {
 		if v, ok, err := p.buildAdmitted(); err != nil || !ok {
-			p.keep(all)
 			return v, "", err
 		}
 	}
@@ -163,7 +161,7 @@ func (p *pass) build(objs *render.Objects, status *v1alpha1.LambdaFunctionObserv
 		return observe.Verdict{}, "", err
 	}
 	if digest == "" {
-		p.keep(workloadObject)
+		p.carried = workloadObject
 		return v, "", p.setStatus(status)
 	}
 	return v, digest, nil
@@ -266,8 +264,7 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 		return observe.Verdict{}, err
 	}
 	if v, held, err := p.unmet(objs, at.Phase); err != nil || held {
-		// What runs keeps running as it is.
-		p.keep(all)
+		// What runs keeps running as it is (carried).
 		return v, err
 	}
 	eventing, err := p.observedEach(objs.Eventing())
@@ -278,6 +275,7 @@ func (p *pass) deployed(objs *render.Objects, at *v1alpha1.WorkloadObservation) 
 	if err := p.compose(render.Replaceable(objs.All(), observed)...); err != nil {
 		return observe.Verdict{}, err
 	}
+	p.carried = none
 	at.Image, at.Eventing = objs.Image, objs.EventingObservation()
 	var live *servingv1.Service
 	if objs.Service != nil {

@@ -95,12 +95,10 @@ func (f *Function) RunFunction(ctx context.Context, req *fnv1.RunFunctionRequest
 	refused := p.xr.systemNamespace(in.AllowedSystemNamespaces)
 	switch {
 	case refused != nil:
-		p.keep(all)
 		v = p.held(v1alpha1.ReasonInvalid, refused.Error())
 	case mode == v1beta1.ModeManaged:
 		v, err = p.managed(in)
 	case mode != v1beta1.ModeDirect:
-		p.keep(all)
 		v = p.held(v1alpha1.ReasonInvalid, errors.Errorf(errFmtMode, in.Mode).Error())
 	case p.xr.agent:
 		v, err = p.directAgent(ctx, in)

@@ -507,6 +507,18 @@ func TestRunFunction(t *testing.T) {
 				conditions: progressingConditions("Waiting", msgMRCreating),
 			},
 		},
+		"ManagedTakesOver": {
+			reason:   "A composite moved from Direct to Managed mode composes its managed resource alone: what Direct mode composed is not carried forward, and Crossplane deletes it.",
+			input:    managedInput,
+			xr:       lambdaXR(t, helloSpec, ""),
+			observed: map[string]*fnv1.Resource{"Service/hello": {Resource: runningSvc}},
+			want: want{
+				composed:   composedOf(composedAs("LambdaFunction", testName, false)),
+				status:     `{"phase":"Pending"}`,
+				ready:      fnv1.Ready_READY_FALSE,
+				conditions: progressingConditions("Waiting", msgMRCreating),
+			},
+		},
 		"ManagedReady": {
 			reason:   "Managed mode mirrors the managed resource's observation and readiness.",
 			input:    managedInput,

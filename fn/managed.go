@@ -42,6 +42,8 @@ func (p *pass) managed(in *v1beta1.Input) (observe.Verdict, error) {
 	if err := p.compose(mr); err != nil {
 		return observe.Verdict{}, err
 	}
+	// The managed resource takes over from what Direct mode composed.
+	p.carried = none
 	ob, ok := p.observedOf(mr)
 	if !ok {
 		return p.held(v1alpha1.ReasonWaiting, msgMRCreating), nil

@@ -48,6 +48,13 @@ type pass struct {
 	// rendered are the composed resources of the objects render lent
 	// their JSON (see lend), by object.
 	rendered map[kube.Object]*fnv1.Resource
+
+	// carried says which observed composed resources the answer carries
+	// forward as they are, when this pass does not compose them (see
+	// keep). It is all of them until a pass has composed everything it
+	// wants, so that a pass that stops early, for whatever reason, leaves
+	// what runs alone.
+	carried func(kind string) bool
 }
 
 // newPass reads req; what it writes into rsp is held by l, if it has one.
@@ -60,7 +67,7 @@ func newPass(req *fnv1.RunFunctionRequest, rsp *fnv1.RunFunctionResponse, l *cod
 	if err != nil {
 		return nil, err
 	}
-	p := &pass{rsp: rsp, xr: c, requirements: map[string]*fnv1.ResourceSelector{}, parser: codec.Parser{Lease: l}}
+	p := &pass{rsp: rsp, xr: c, requirements: map[string]*fnv1.ResourceSelector{}, parser: codec.Parser{Lease: l}, carried: all}
 	p.observed = make(map[composedName]codec.Object, len(req.GetObserved().GetResources()))
 	for name, r := range req.GetObserved().GetResources() {
 		if p.observed[composedName(name)], err = codec.ObjectOf(r.GetResource()); err != nil {
@@ -189,6 +196,10 @@ func sentKey(key []byte) bool { return render.Sent(string(key)) }
 // all keeps every observed composed resource.
 func all(string) bool { return true }
 
+// none keeps no observed composed resource: the pass composed all it
+// wants, and Crossplane deletes the rest.
+func none(string) bool { return false }
+
 // observedMembers are what a pass reads of an object it renders: its
 // status, the generation the status must have observed, and a Trigger's
 // Broker, which Knative refuses to change (render.Replaceable). The rest of
@@ -273,6 +284,7 @@ func (p *pass) setStatus(obs any) error {
 // requirements, the composite's status and readiness, and its Reconciling
 // and Stalled conditions.
 func (p *pass) finish(v observe.Verdict) error {
+	p.keep(p.carried)
 	generation, err := p.generation()
 	if err != nil {
 		return err
