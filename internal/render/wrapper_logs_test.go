@@ -59,6 +59,16 @@ func TestWrappersOperable(t *testing.T) {
 		code := strings.Replace(sampleHandlers[v1alpha1.LanguagePython], "def handler(", "async def handler(", 1)
 		testOperable(t, newProgramOf(t, v1alpha1.LanguagePython, code, "").start(t, EnvLogLevel+"=info"))
 	})
+	// A handler that returns its result, not a promise, is answered at
+	// once, in its invocation's context alike.
+	t.Run("nodejs-sync", func(t *testing.T) {
+		code := strings.Replace(sampleHandlers[v1alpha1.LanguageNodeJS], "async (event, context) =>", "(event, context) =>", 1)
+		code = strings.Replace(code, "await new Promise((r) => setTimeout(r, 1000));", "Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000);", 1)
+		if code == sampleHandlers[v1alpha1.LanguageNodeJS] || strings.Contains(code, "async") {
+			t.Fatal("the Node.js sample handler is no longer made synchronous by this test")
+		}
+		testOperable(t, newProgramOf(t, v1alpha1.LanguageNodeJS, code, "").start(t, EnvLogLevel+"=info"))
+	})
 }
 
 func testOperable(t *testing.T, w *runningWrapper) {

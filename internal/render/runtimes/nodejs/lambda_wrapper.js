@@ -85,12 +85,25 @@ function flushLog() {
   if (lines !== '') process.stdout.write(lines);
 }
 
+// isoNow is the time in ISO 8601, as log lines and events carry it, made
+// once a millisecond: under load, many lines share one.
+let isoMs = -1;
+let isoText = '';
+function isoNow() {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
+}
+
 // log writes one JSON line: time, level, message, the invocation's fields and
 // the line's own. A warning or an error is written at once, with the lines
 // before it, so that what a crash leaves is in the log.
 function log(level, msg, fields = {}) {
   if (LEVELS[level] < minLevel) return;
-  const line = { time: new Date().toISOString(), level, msg, ...invocation.getStore(), ...fields };
+  const line = { time: isoNow(), level, msg, ...invocation.getStore(), ...fields };
   if (pending === '') setImmediate(flushLog);
   pending += `${JSON.stringify(line)}\n`;
   if (LEVELS[level] >= LEVELS.warn) flushLog();
@@ -256,12 +269,15 @@ function httpEvent(req, body, requestId) {
     const name = raw[i].toLowerCase();
     const value = raw[i + 1];
     if (name === 'cookie') {
-      for (const c of value.split(';')) if (c.trim()) cookies.push(c.trim());
+      for (const c of value.split(';')) {
+        const cookie = c.trim();
+        if (cookie) cookies.push(cookie);
+      }
     } else {
       headers[name] = Object.hasOwn(headers, name) ? `${headers[name]},${value}` : value;
     }
   }
-  const now = new Date();
+  const now = Date.now();
   const event = {
     version: '2.0',
     routeKey: '$default',
@@ -274,7 +290,7 @@ function httpEvent(req, body, requestId) {
       routeKey: '$default',
       stage: '$default',
       time: lambdaTime(now),
-      timeEpoch: now.getTime(),
+      timeEpoch: now,
     },
     isBase64Encoded: false,
   };
@@ -290,11 +306,20 @@ function httpEvent(req, body, requestId) {
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-// lambdaTime is a time as a function URL event's requestContext.time holds
-// it: 12/Mar/2020:19:03:58 +0000.
-function lambdaTime(d) {
-  const two = (n) => String(n).padStart(2, '0');
-  return `${two(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} +0000`;
+// lambdaTime is a time in milliseconds as a function URL event's
+// requestContext.time holds it, 12/Mar/2020:19:03:58 +0000, made once a
+// second.
+let lambdaSecond = -1;
+let lambdaText = '';
+function lambdaTime(ms) {
+  const second = Math.floor(ms / 1000);
+  if (second !== lambdaSecond) {
+    const d = new Date(ms);
+    const two = (n) => String(n).padStart(2, '0');
+    lambdaSecond = second;
+    lambdaText = `${two(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())} +0000`;
+  }
+  return lambdaText;
 }
 
 // utf8 decodes a whole body, refusing what is not UTF-8.
@@ -359,31 +384,36 @@ function encode(data) {
   return Buffer.from(JSON.stringify(data === undefined ? null : data));
 }
 
-// readBody reads at most limit bytes of a request's body. Beyond that it
-// stops reading, and the reply closes the connection.
-function readBody(req, limit) {
-  return new Promise((resolve, reject) => {
-    const tooLarge = () => new RequestError(413, `the request body is larger than ${limit} bytes`);
-    if (Number(req.headers['content-length']) > limit) {
-      reject(tooLarge());
+// readBody reads at most limit bytes of a request's body and calls done
+// with the body, or with a RequestError. Beyond the limit it stops reading,
+// and the reply closes the connection.
+function readBody(req, limit, done) {
+  const tooLarge = () => new RequestError(413, `the request body is larger than ${limit} bytes`);
+  if (Number(req.headers['content-length']) > limit) {
+    done(tooLarge());
+    return;
+  }
+  const chunks = [];
+  let size = 0;
+  let settled = false;
+  const settle = (err, body) => {
+    if (settled) return;
+    settled = true;
+    done(err, body);
+  };
+  const onData = (chunk) => {
+    size += chunk.length;
+    if (size <= limit) {
+      chunks.push(chunk);
       return;
     }
-    const chunks = [];
-    let size = 0;
-    const onData = (chunk) => {
-      size += chunk.length;
-      if (size <= limit) {
-        chunks.push(chunk);
-        return;
-      }
-      req.off('data', onData);
-      req.pause();
-      reject(tooLarge());
-    };
-    req.on('data', onData);
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+    req.off('data', onData);
+    req.pause();
+    settle(tooLarge());
+  };
+  req.on('data', onData);
+  req.on('end', () => settle(null, Buffer.concat(chunks)));
+  req.on('error', (e) => settle(e));
 }
 
 function reply(res, status, type, subject, body, close = false, trace = null) {
@@ -394,7 +424,7 @@ function reply(res, status, type, subject, body, close = false, trace = null) {
     'ce-id': crypto.randomUUID(),
     'ce-source': SOURCE,
     'ce-type': type,
-    'ce-time': new Date().toISOString(),
+    'ce-time': isoNow(),
   };
   if (subject) headers['ce-subject'] = subject;
   if (trace) {
@@ -406,7 +436,51 @@ function reply(res, status, type, subject, body, close = false, trace = null) {
   res.end(body);
 }
 
-async function serve(handler, limit, req, res) {
+// failed answers a request the wrapper itself could not serve.
+function failed(res, e) {
+  log('error', 'the request failed', { error: e instanceof Error ? e.stack : util.inspect(e) });
+  if (!res.headersSent) res.writeHead(500);
+  res.end();
+}
+
+// call calls the handler in the invocation's context, so that what it logs
+// names the invocation, and then answer with whether it threw and what it
+// returned or threw: at once for a handler that returns a value, once its
+// promise settles for one that returns a promise. The wrapper's own steps
+// make no promises: while the invocation's context is kept, every promise
+// of the process costs a hook. What answer itself throws fails the request.
+function call(handler, event, context, fields, res, answer) {
+  const settle = (threw, value) => {
+    try {
+      answer(threw, value);
+    } catch (e) {
+      failed(res, e);
+    }
+  };
+  invocation.run(fields, () => {
+    let result;
+    try {
+      result = handler(event, context);
+      if (result === null || (typeof result !== 'object' && typeof result !== 'function') || typeof result.then !== 'function') {
+        settle(false, result);
+        return;
+      }
+    } catch (e) {
+      settle(true, e);
+      return;
+    }
+    // As await takes it: a thenable that misbehaves settles once.
+    Promise.resolve(result).then((v) => settle(false, v), (e) => settle(true, e));
+  });
+}
+
+// handlerFailed logs what a handler threw: its text may hold secrets, so
+// only the log sees it.
+function handlerFailed(e) {
+  log('error', 'the handler failed', { error: e instanceof Error ? e.stack : util.inspect(e) });
+}
+
+function serve(handler, limit, req, res) {
   if (req.method === 'GET' && (req.url === '/health' || req.url === '/ready')) {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end('{"status":"ok"}');
@@ -417,78 +491,91 @@ async function serve(handler, limit, req, res) {
     const durationMs = Number(process.hrtime.bigint() - start) / 1e6;
     log(outcome === 'failed' ? 'error' : 'info', 'invocation', { outcome, status, durationMs });
   };
-  let event;
-  try {
-    const body = await readBody(req, limit);
-    if (req.method !== 'POST' || !isCloudEvent(req.headers)) {
-      const requestId = crypto.randomUUID();
-      const trace = traceOf({}, req.headers);
-      const fields = { id: requestId, method: req.method, path: req.url.split('?')[0], traceId: trace.traceId, spanId: trace.spanId };
-      await invocation.run(fields, async () => {
-        const [status, outcome] = await serveHTTP(handler, httpEvent(req, body, requestId), trace, req, res);
-        logged(status, outcome);
-      });
-      return;
+  readBody(req, limit, (err, body) => {
+    try {
+      if (err === null && (req.method !== 'POST' || !isCloudEvent(req.headers))) {
+        serveHTTP(handler, req, res, body, logged);
+        return;
+      }
+      if (err !== null && !(err instanceof RequestError)) throw err;
+      const event = err === null ? parseEvent(req.headers, body) : null;
+      if (event !== null) {
+        serveEvent(handler, event, req, res, logged);
+        return;
+      }
+      refuse(res, err);
+    } catch (e) {
+      if (e instanceof BadEvent) refuse(res, e);
+      else failed(res, e);
     }
-    event = parseEvent(req.headers, body);
-  } catch (e) {
-    if (!(e instanceof RequestError) && !(e instanceof BadEvent)) throw e;
-    const status = e instanceof RequestError ? e.status : 400;
-    log('warn', 'invocation', { outcome: 'refused', status, reason: e.message });
-    reply(res, status, INVALID_TYPE, null, encode({ error: e.message }), e instanceof RequestError);
-    return;
-  }
-  const trace = traceOf(event, req.headers);
-  const fields = { id: event.id, type: event.type, source: event.source, traceId: trace.traceId, spanId: trace.spanId };
-  await invocation.run(fields, async () => {
-    const status = await invoke(handler, event, trace, res);
-    logged(status, { 200: 'replied', 202: 'accepted' }[status] || 'failed');
   });
 }
 
-// serveHTTP calls the handler with a function URL event and answers with its
-// response; it returns the status and the outcome.
-async function serveHTTP(handler, event, trace, req, res) {
-  let r;
-  let outcome = 'replied';
-  try {
-    r = httpResponse(await handler(event, { source: SOURCE, requestId: event.requestContext.requestId, traceparent: trace.traceparent, log: logger }));
-  } catch (e) {
-    // As for an event, the failure's text goes to the log alone.
-    log('error', 'the handler failed', { error: e instanceof Error ? e.stack : util.inspect(e) });
-    r = { status: 500, headers: { 'content-type': 'application/json' }, cookies: [], body: encode(HANDLER_FAILED) };
-    outcome = 'failed';
-  }
-  const headers = { ...r.headers };
-  if (r.cookies.length > 0) headers['set-cookie'] = r.cookies;
-  if (stopping) headers.connection = 'close';
-  const bodiless = BODILESS.has(r.status);
-  if (!bodiless) headers['content-length'] = r.body.length;
-  res.writeHead(r.status, headers);
-  res.end(bodiless || req.method === 'HEAD' ? undefined : r.body);
-  return [r.status, outcome];
+// refuse answers a request that is no invocation: 400 for what is not a
+// CloudEvent, the RequestError's status for the rest.
+function refuse(res, e) {
+  const status = e instanceof RequestError ? e.status : 400;
+  log('warn', 'invocation', { outcome: 'refused', status, reason: e.message });
+  reply(res, status, INVALID_TYPE, null, encode({ error: e.message }), e instanceof RequestError);
 }
 
-// invoke calls the handler and replies; it returns the reply's status.
-async function invoke(handler, event, trace, res) {
-  let body;
-  try {
-    const result = await handler(event, { source: SOURCE, requestId: event.id, traceparent: trace.traceparent, log: logger });
-    if (result === undefined || result === null) {
-      // Nothing to say: no event, so the Broker ingests none.
-      res.writeHead(202, stopping ? { connection: 'close' } : {});
-      res.end();
-      return 202;
+// serveHTTP calls the handler with a function URL event and answers with its
+// response.
+function serveHTTP(handler, req, res, body, logged) {
+  const requestId = crypto.randomUUID();
+  const trace = traceOf({}, req.headers);
+  const fields = { id: requestId, method: req.method, path: req.url.split('?')[0], traceId: trace.traceId, spanId: trace.spanId };
+  const context = { source: SOURCE, requestId, traceparent: trace.traceparent, log: logger };
+  call(handler, httpEvent(req, body, requestId), context, fields, res, (threw, value) => {
+    let r;
+    let outcome = 'replied';
+    try {
+      if (threw) throw value;
+      r = httpResponse(value);
+    } catch (e) {
+      // As for an event, the failure's text goes to the log alone.
+      handlerFailed(e);
+      r = { status: 500, headers: { 'content-type': 'application/json' }, cookies: [], body: encode(HANDLER_FAILED) };
+      outcome = 'failed';
     }
-    body = encode(result);
-  } catch (e) {
-    // A failure's text may hold secrets: only the log sees it.
-    log('error', 'the handler failed', { error: e instanceof Error ? e.stack : util.inspect(e) });
-    reply(res, 500, `${event.type}.error`, event.id, encode(HANDLER_FAILED), false, trace);
-    return 500;
-  }
-  reply(res, 200, `${event.type}.response`, event.id, body, false, trace);
-  return 200;
+    // httpResponse makes each response's headers anew.
+    const { headers } = r;
+    if (r.cookies.length > 0) headers['set-cookie'] = r.cookies;
+    if (stopping) headers.connection = 'close';
+    const bodiless = BODILESS.has(r.status);
+    if (!bodiless) headers['content-length'] = r.body.length;
+    res.writeHead(r.status, headers);
+    res.end(bodiless || req.method === 'HEAD' ? undefined : r.body);
+    logged(r.status, outcome);
+  });
+}
+
+// serveEvent calls the handler with a CloudEvent and replies.
+function serveEvent(handler, event, req, res, logged) {
+  const trace = traceOf(event, req.headers);
+  const fields = { id: event.id, type: event.type, source: event.source, traceId: trace.traceId, spanId: trace.spanId };
+  const context = { source: SOURCE, requestId: event.id, traceparent: trace.traceparent, log: logger };
+  call(handler, event, context, fields, res, (threw, value) => {
+    let body;
+    try {
+      if (threw) throw value;
+      if (value === undefined || value === null) {
+        // Nothing to say: no event, so the Broker ingests none.
+        res.writeHead(202, stopping ? { connection: 'close' } : {});
+        res.end();
+        logged(202, 'accepted');
+        return;
+      }
+      body = encode(value);
+    } catch (e) {
+      handlerFailed(e);
+      reply(res, 500, `${event.type}.error`, event.id, encode(HANDLER_FAILED), false, trace);
+      logged(500, 'failed');
+      return;
+    }
+    reply(res, 200, `${event.type}.response`, event.id, body, false, trace);
+    logged(200, 'replied');
+  });
 }
 
 async function main() {
@@ -498,11 +585,11 @@ async function main() {
   const handler = await loadHandler(process.env.LAMBDA_HANDLER || 'index.handler', process.env.LAMBDA_ROOT || process.cwd());
   const limit = maxBody(process.env.LAMBDA_MAX_REQUEST_BYTES);
   const server = http.createServer((req, res) => {
-    serve(handler, limit, req, res).catch((e) => {
-      log('error', 'the request failed', { error: e instanceof Error ? e.stack : util.inspect(e) });
-      if (!res.headersSent) res.writeHead(500);
-      res.end();
-    });
+    try {
+      serve(handler, limit, req, res);
+    } catch (e) {
+      failed(res, e);
+    }
   });
   // close waits for requests in flight; idle keep-alive connections would
   // hold it for their whole timeout, so they are ended at once.
