@@ -1,9 +1,11 @@
 package cli_test
 
 import (
+	"archive/zip"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -416,5 +418,144 @@ func TestInitRefusesUnsupportedVersions(t *testing.T) {
 				t.Errorf("%s\nthe manifest lacks %s:\n%s", tc.reason, want, b)
 			}
 		})
+	}
+}
+
+// TestRunInstallsDependencies runs inline functions whose dependency file
+// names a package, as the image's build installs it, and refuses to run an
+// author's own folder whose dependencies are not installed, saying what to
+// run: run does not write into it. The packages are local, a wheel and a
+// folder, so the test needs no package index.
+func TestRunInstallsDependencies(t *testing.T) {
+	noCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	wheel := pythonWheel(t, dir, "greet", "def name():\n    return \"a package\"\n")
+	nodePackage := filepath.Join(dir, "greet-js")
+	if err := os.Mkdir(nodePackage, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(nodePackage, "package.json"), `{"name": "greet", "version": "1.0.0", "main": "index.js"}`)
+	write(t, filepath.Join(nodePackage, "index.js"), "exports.name = () => 'a package';\n")
+
+	cases := map[string]struct {
+		tool, language, code, dependencies string
+	}{
+		"python": {
+			tool: "python3", language: "python",
+			code:         "import greet\n\ndef handler(event, context):\n    return {\"hello\": greet.name()}\n",
+			dependencies: wheel + "\n",
+		},
+		"nodejs": {
+			tool: "npm", language: "nodejs",
+			code:         "const greet = require('greet');\nexports.handler = async () => ({ hello: greet.name() });\n",
+			dependencies: `{"name": "fn", "version": "1.0.0", "dependencies": {"greet": "file:` + nodePackage + `"}}` + "\n",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := exec.LookPath(tc.tool); err != nil {
+				t.Skipf("%s is not installed on this machine (CI installs it)", tc.tool)
+			}
+			manifest := filepath.Join(t.TempDir(), "fn.yaml")
+			write(t, manifest, `apiVersion: lambda.m.crossplane.io/v1alpha1
+kind: LambdaFunction
+metadata:
+  name: deps
+spec:
+  forProvider:
+    source:
+      inline:
+        code: |
+`+indented(10, tc.code)+`
+        dependencies: |
+`+indented(10, tc.dependencies)+`
+    runtime:
+      language: `+tc.language+"\n")
+			run := startRun(ctx, t, manifest)
+			defer run.stop() //nolint:errcheck // Only stopped.
+			if got := localOK(ctx, t, "invoke", "--url", run.url, "--http"); !strings.Contains(squeezed(got), `{"hello":"apackage"}`) {
+				t.Errorf("the function's answer:\n%s\nwant {\"hello\": \"a package\"}", got)
+			}
+		})
+	}
+
+	t.Run("own-folder", func(t *testing.T) {
+		own := t.TempDir()
+		write(t, filepath.Join(own, "main.py"), cases["python"].code)
+		write(t, filepath.Join(own, "requirements.txt"), cases["python"].dependencies)
+		manifest := filepath.Join(own, "fn.yaml")
+		write(t, manifest, "apiVersion: lambda.m.crossplane.io/v1alpha1\nkind: LambdaFunction\nmetadata:\n  name: deps\nspec:\n  forProvider:\n    source: {inline: {code: unused}}\n    runtime: {language: python}\n")
+		var out, errOut process.Output
+		err := offline(ctx, &out, &errOut, "run", manifest, "--port", "0")
+		if err == nil || !strings.Contains(err.Error(), "are not installed") || !strings.Contains(err.Error(), "pip install") {
+			t.Errorf("run of a folder whose dependencies are not installed: error %v, want one that says what to run", err)
+		}
+		if _, err := os.Stat(filepath.Join(own, ".deps")); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("run wrote into the author's folder: %v", err)
+		}
+	})
+}
+
+// pythonWheel writes a wheel of one pure-Python package, pkg, whose
+// __init__.py is init, into dir and returns its path.
+func pythonWheel(t *testing.T, dir, pkg, init string) string {
+	t.Helper()
+	path := filepath.Join(dir, pkg+"-1.0-py3-none-any.whl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := zip.NewWriter(f)
+	info := pkg + "-1.0.dist-info/"
+	files := [][2]string{
+		{pkg + "/__init__.py", init},
+		{info + "METADATA", "Metadata-Version: 2.1\nName: " + pkg + "\nVersion: 1.0\n"},
+		{info + "WHEEL", "Wheel-Version: 1.0\nGenerator: provider-knative-lambda-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"},
+		{info + "RECORD", pkg + "/__init__.py,,\n" + info + "METADATA,,\n" + info + "WHEEL,,\n" + info + "RECORD,,\n"},
+	}
+	for _, file := range files {
+		w, err := z.Create(file[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(w, file[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := z.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestRunEndsWhenTheFunctionCannotStart runs a function whose handler
+// cannot be imported: run ends at once with the function's exit, and what
+// the function wrote says why. It waited for ever before, since the step
+// that saw the function end kept its exit from the one that stops it.
+func TestRunEndsWhenTheFunctionCannotStart(t *testing.T) {
+	noCluster(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 is not installed on this machine (CI installs it)")
+	}
+	manifest := filepath.Join(t.TempDir(), "fn.yaml")
+	write(t, manifest, "apiVersion: lambda.m.crossplane.io/v1alpha1\nkind: LambdaFunction\nmetadata:\n  name: broken\nspec:\n  forProvider:\n    source: {inline: {code: \"import not_installed\\n\"}}\n    runtime: {language: python}\n")
+	var out, errOut process.Output
+	done := make(chan error, 1)
+	go func() { done <- offline(context.Background(), &out, &errOut, "run", manifest, "--port", "0") }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "exited before it was ready") {
+			t.Errorf("run of a function that cannot start: error %v, want one that says it exited", err)
+		}
+		if !strings.Contains(errOut.String(), "not_installed") {
+			t.Errorf("the function's own output does not say why it exited:\n%s", errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run of a function that cannot start did not end in 30 seconds")
 	}
 }

@@ -31,6 +31,7 @@ const (
 	errNoCode          = "the function's code is in git or S3: name its folder on this machine with --dir"
 	errFmtStart        = "cannot start %s"
 	errFmtExited       = "the function exited before it was ready: %v"
+	errFmtEnded        = "the function exited: %v"
 	errNotReady        = "the function was not ready in time"
 	errFmtLayout       = "cannot lay out the function's files in %s"
 )
@@ -130,6 +131,9 @@ func runLocal(ctx context.Context, m manifested, o runOptions, values ValuesFn, 
 	if err != nil {
 		return err
 	}
+	if err := runlocal.Install(ctx, p, src, strings.HasPrefix(src, work+string(filepath.Separator)), out, errOut); err != nil {
+		return err
+	}
 	if err := runlocal.Compile(ctx, p, out, errOut); err != nil {
 		return err
 	}
@@ -144,8 +148,7 @@ func runLocal(ctx context.Context, m manifested, o runOptions, values ValuesFn, 
 	if err := cmd.Start(); err != nil {
 		return errors.Wrapf(err, errFmtStart, p.Argv[0])
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	exited := waitFor(cmd)
 	url := fmt.Sprintf("http://127.0.0.1:%d", port)
 	if err := awaitReady(ctx, url, exited); err != nil {
 		_ = stop(cmd, exited) // What it logged says more than its exit.
@@ -153,8 +156,8 @@ func runLocal(ctx context.Context, m manifested, o runOptions, values ValuesFn, 
 	}
 	fmt.Fprintf(out, "%s runs at %s (Ctrl-C stops it)\n  kubectl lambda invoke --url %s --http --path '/?name=ada'\n  kubectl lambda invoke --url %s --data '{\"name\": \"ada\"}'\n", m.name, url, url, url)
 	select {
-	case err := <-exited:
-		return errors.Errorf(errFmtExited, err)
+	case <-exited.done:
+		return errors.Errorf(errFmtEnded, exited.err)
 	case <-ctx.Done():
 		// Stopped by the user: a wrapper ends on SIGTERM, whatever status
 		// its language exits with then.
@@ -250,15 +253,15 @@ func sameCode(file, code string) bool {
 }
 
 // awaitReady polls the wrapper's /ready until it answers 200.
-func awaitReady(ctx context.Context, url string, exited <-chan error) error {
+func awaitReady(ctx context.Context, url string, exited *exit) error {
 	ctx, cancel := context.WithTimeout(ctx, readyWithin)
 	defer cancel()
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
-		case err := <-exited:
-			return errors.Errorf(errFmtExited, err)
+		case <-exited.done:
+			return errors.Errorf(errFmtExited, exited.err)
 		case <-ctx.Done():
 			return errors.New(errNotReady)
 		case <-tick.C:
@@ -276,13 +279,31 @@ func awaitReady(ctx context.Context, url string, exited <-chan error) error {
 // stop ends the function as the kubelet ends a container: SIGTERM to its
 // process group, which lets the wrapper finish what it serves, then SIGKILL
 // after the grace period. It returns how the function exited.
-func stop(cmd *exec.Cmd, exited <-chan error) error {
+func stop(cmd *exec.Cmd, exited *exit) error {
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 	select {
-	case err := <-exited:
-		return err
+	case <-exited.done:
 	case <-time.After(stopGrace):
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		return <-exited
+		<-exited.done
 	}
+	return exited.err
+}
+
+// An exit is how the function's process ended, once it has, for every
+// step that waits for it: one that saw it end must not leave the next
+// waiting for ever.
+type exit struct {
+	done chan struct{}
+	err  error
+}
+
+// waitFor waits for cmd, started, to end.
+func waitFor(cmd *exec.Cmd) *exit {
+	e := &exit{done: make(chan struct{})}
+	go func() {
+		e.err = cmd.Wait()
+		close(e.done)
+	}()
+	return e
 }

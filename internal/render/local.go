@@ -18,7 +18,17 @@ type LocalProgram struct {
 	Argv []string
 	// Env are the variables the Dockerfile sets, but PORT.
 	Env []string
+	// Dependencies is the code's dependency file, when the image's build
+	// installs what it names; Install installs it as that build does, into
+	// the code's folder Installed. Go's toolchain fetches modules as it
+	// builds.
+	Dependencies, Installed string
+	Install                 []string
 }
+
+// pythonDeps is the folder of the code's where Python's build installs
+// its dependencies (Dockerfile.tmpl).
+const pythonDeps = ".deps"
 
 // Local is the program of the runtime with the wrapper's files (Files) in
 // lambdaDir, the function's code in srcDir, and Go's binary built at bin.
@@ -27,12 +37,19 @@ func (r Runtime) Local(lambdaDir, srcDir, bin string) LocalProgram {
 	handler := EnvHandler + "=" + r.Handler
 	switch r.Language {
 	case v1alpha1.LanguagePython:
+		deps := filepath.Join(srcDir, pythonDeps)
 		return LocalProgram{
-			Argv: []string{"python3", wrapper},
-			Env:  []string{handler, "PYTHONPATH=" + filepath.Join(srcDir, ".deps") + string(filepath.ListSeparator) + srcDir, "PYTHONUNBUFFERED=1"},
+			Argv:         []string{"python3", wrapper},
+			Env:          []string{handler, "PYTHONPATH=" + deps + string(filepath.ListSeparator) + srcDir, "PYTHONUNBUFFERED=1"},
+			Dependencies: dependencyFile[r.Language], Installed: pythonDeps,
+			Install: []string{"python3", "-m", "pip", "install", "--no-cache-dir", "--disable-pip-version-check", "--target", deps, "-r", filepath.Join(srcDir, dependencyFile[r.Language])},
 		}
 	case v1alpha1.LanguageNodeJS:
-		return LocalProgram{Argv: []string{"node", wrapper}, Env: []string{handler, "LAMBDA_ROOT=" + srcDir}}
+		return LocalProgram{
+			Argv: []string{"node", wrapper}, Env: []string{handler, "LAMBDA_ROOT=" + srcDir},
+			Dependencies: dependencyFile[r.Language], Installed: "node_modules",
+			Install: []string{"npm", "install", "--omit=dev", "--no-audit", "--no-fund", "--prefix", srcDir},
+		}
 	default:
 		return LocalProgram{
 			Build:    []string{"sh", filepath.Join(lambdaDir, "lambda_build.sh"), srcDir, wrapper, bin, r.Handler},

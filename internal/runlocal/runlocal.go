@@ -23,6 +23,9 @@ const (
 	errFmtLayout = "cannot lay out the function's files in %s"
 	errFmtNoTool = "%s is not on PATH: a function runs here with its language's own tools"
 	errFmtBuild  = "cannot build the function (%s)"
+
+	errFmtInstall      = "cannot install the function's dependencies (%s)"
+	errFmtNotInstalled = "%s names dependencies that are not installed in %s: run `%s`, as the image's build does (run does not write into your folder)"
 )
 
 // Program writes the runtime's wrapper below dir and returns the program
@@ -76,6 +79,32 @@ func Compile(ctx context.Context, p render.LocalProgram, out, errOut io.Writer) 
 	build.Env = append(os.Environ(), p.BuildEnv...)
 	build.Stdout, build.Stderr = out, errOut
 	return errors.Wrapf(build.Run(), errFmtBuild, strings.Join(p.Build, " "))
+}
+
+// Install installs what the code's dependency file in src names, as the
+// image's build does, unless it is installed already or the code has no
+// such file. It writes into src only when owned, src being a folder run
+// made; in the author's own folder it says what to run instead.
+func Install(ctx context.Context, p render.LocalProgram, src string, owned bool, out, errOut io.Writer) error {
+	if p.Dependencies == "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(src, p.Dependencies)); err != nil {
+		return nil //nolint:nilerr // No dependency file: nothing to install.
+	}
+	if _, err := os.Stat(filepath.Join(src, p.Installed)); err == nil {
+		return nil
+	}
+	if !owned {
+		return errors.Errorf(errFmtNotInstalled, filepath.Join(src, p.Dependencies), filepath.Join(src, p.Installed), strings.Join(p.Install, " "))
+	}
+	if _, err := exec.LookPath(p.Install[0]); err != nil {
+		return errors.Errorf(errFmtNoTool, p.Install[0])
+	}
+	install := exec.CommandContext(ctx, p.Install[0], p.Install[1:]...) //nolint:gosec // The runtime's own installer.
+	install.Dir = src
+	install.Stdout, install.Stderr = out, errOut
+	return errors.Wrapf(install.Run(), errFmtInstall, strings.Join(p.Install, " "))
 }
 
 // Tool says whether the program's interpreter is on PATH.
