@@ -4,13 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
-	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
-
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
 )
 
 // TestLegacyNamespace checks where a legacy XR's objects go. Before, the

@@ -3,12 +3,11 @@ package main
 import (
 	"testing"
 
-	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
-
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 

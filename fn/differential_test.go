@@ -10,9 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
-	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
-
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
@@ -27,6 +24,8 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/manifest"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
 )
 
 // goldenPasses are how many passes of each example goldenRequests makes:

@@ -4,14 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
-	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
-
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
 )
 
 // serveGRPC serves f on loopback as the function's server, its leases

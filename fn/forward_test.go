@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
-
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
 

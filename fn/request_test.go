@@ -4,14 +4,14 @@ import (
 	"context"
 	"testing"
 
-	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
-
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/crossplane/function-sdk-go/logging"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
 )
 
 // TestDecodedRequestsAnswerAlike runs passes of requests whose Structs were

@@ -4,9 +4,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec"
 )
 
 func TestSent(t *testing.T) {

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
-
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
@@ -18,6 +16,8 @@ import (
 	function "github.com/crossplane/function-sdk-go"
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	fnv1beta1 "github.com/crossplane/function-sdk-go/proto/v1beta1"
+
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
 )
 
 // scribble is an interceptor that, once the handler has answered and

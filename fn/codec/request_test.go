@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
-
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc/encoding"
 	grpcproto "google.golang.org/grpc/encoding/proto"
@@ -19,6 +17,8 @@ import (
 	"google.golang.org/protobuf/types/known/structpb"
 
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
+
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
 )
 
 // TestReadRequest holds readRequest to protobuf's own decoder, and checks

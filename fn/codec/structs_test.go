@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
-
 	fnv1 "github.com/crossplane/function-sdk-go/proto/v1"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -22,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"github.com/knative-lambda/provider-knative-lambda/fn/codec/codectest"
 	"github.com/knative-lambda/provider-knative-lambda/fn/input/v1beta1"
 )
 
