@@ -70,15 +70,11 @@ func Compile(ctx context.Context, p render.LocalProgram, out, errOut io.Writer) 
 	if p.Build == nil {
 		return nil
 	}
-	for _, tool := range []string{p.Build[0], "go"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return errors.Errorf(errFmtNoTool, tool)
-		}
+	// The build script runs Go's toolchain.
+	if _, err := exec.LookPath("go"); err != nil {
+		return errors.Errorf(errFmtNoTool, "go")
 	}
-	build := exec.CommandContext(ctx, p.Build[0], p.Build[1:]...) //nolint:gosec // The runtime's own build script.
-	build.Env = append(os.Environ(), p.BuildEnv...)
-	build.Stdout, build.Stderr = out, errOut
-	return errors.Wrapf(build.Run(), errFmtBuild, strings.Join(p.Build, " "))
+	return runTool(ctx, p.Build, "", p.BuildEnv, out, errOut, errFmtBuild)
 }
 
 // Install installs what the code's dependency file in src names, as the
@@ -98,13 +94,21 @@ func Install(ctx context.Context, p render.LocalProgram, src string, owned bool,
 	if !owned {
 		return errors.Errorf(errFmtNotInstalled, filepath.Join(src, p.Dependencies), filepath.Join(src, p.Installed), strings.Join(p.Install, " "))
 	}
-	if _, err := exec.LookPath(p.Install[0]); err != nil {
-		return errors.Errorf(errFmtNoTool, p.Install[0])
+	return runTool(ctx, p.Install, src, nil, out, errOut, errFmtInstall)
+}
+
+// runTool runs one of the runtime's own steps, argv, in dir (the current
+// folder when empty) with env added to this machine's, writing what it
+// says to out and errOut; errFmt says which step failed.
+func runTool(ctx context.Context, argv []string, dir string, env []string, out, errOut io.Writer, errFmt string) error {
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return errors.Errorf(errFmtNoTool, argv[0])
 	}
-	install := exec.CommandContext(ctx, p.Install[0], p.Install[1:]...) //nolint:gosec // The runtime's own installer.
-	install.Dir = src
-	install.Stdout, install.Stderr = out, errOut
-	return errors.Wrapf(install.Run(), errFmtInstall, strings.Join(p.Install, " "))
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...) //nolint:gosec // The runtime's own build and install steps.
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = out, errOut
+	return errors.Wrapf(cmd.Run(), errFmt, strings.Join(argv, " "))
 }
 
 // Tool says whether the program's interpreter is on PATH.
