@@ -493,19 +493,11 @@ function serve(handler, limit, req, res) {
   };
   readBody(req, limit, (err, body) => {
     try {
-      if (err === null && (req.method !== 'POST' || !isCloudEvent(req.headers))) {
-        serveHTTP(handler, req, res, body, logged);
-        return;
-      }
-      if (err !== null && !(err instanceof RequestError)) throw err;
-      const event = err === null ? parseEvent(req.headers, body) : null;
-      if (event !== null) {
-        serveEvent(handler, event, req, res, logged);
-        return;
-      }
-      refuse(res, err);
+      if (err !== null) throw err;
+      if (req.method !== 'POST' || !isCloudEvent(req.headers)) serveHTTP(handler, req, res, body, logged);
+      else serveEvent(handler, parseEvent(req.headers, body), req, res, logged);
     } catch (e) {
-      if (e instanceof BadEvent) refuse(res, e);
+      if (e instanceof RequestError || e instanceof BadEvent) refuse(res, e);
       else failed(res, e);
     }
   });
