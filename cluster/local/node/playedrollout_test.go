@@ -181,8 +181,12 @@ func reported(ctx context.Context, t *testing.T, kube client.Client, svc *servin
 		// Knative marks the Revision Active Deploying until its
 		// autoscaler first reports, which on a busy node came after the
 		// Revision had failed: what the autoscaler says is what stays.
+		// A Revision Ready whose Active is still Unknown is between two
+		// reports of the autoscaler (NotReady, once on a busy node): it
+		// settles to True, or False once scaled to zero.
 		active := rev.Status.GetCondition(knservingv1.RevisionConditionActive)
-		return active.GetReason() != knservingv1.ReasonDeploying, nil
+		between := rev.Status.GetCondition(apis.ConditionReady).IsTrue() && active.IsUnknown()
+		return active.GetReason() != knservingv1.ReasonDeploying && !between, nil
 	})
 	if err != nil {
 		t.Fatalf("Knative did not report on %s: %v: %+v", svc.Name, err, svc.Status.Conditions)
