@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -191,6 +192,23 @@ func (p wrapperProgram) start(t *testing.T, env ...string) *runningWrapper {
 	})
 	waitHealthy(t, w.base, w.exited)
 	return w
+}
+
+// logged waits until the wrapper's log holds every text, as a wrapper may
+// write an invocation's line after its caller has the answer, and says
+// whether it did within ten seconds.
+func (w *runningWrapper) logged(texts ...string) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		logs := w.logs.String()
+		if !slices.ContainsFunc(texts, func(text string) bool { return !strings.Contains(logs, text) }) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // waitHealthy polls /health until the wrapper answers.
