@@ -88,12 +88,6 @@ func TestEventingFailures(t *testing.T) {
 			reason: "Once Knative resolves it, the function is Ready without anything else changing.",
 			want:   readyIs(corev1.ConditionTrue, xpv2.ReasonAvailable, v1alpha1.PhaseReady),
 		},
-		{
-			reason: "A Trigger whose Broker is gone fails the function with Knative's reason.",
-			fault:  playact.BrokerDoesNotExist("default"),
-			want: readyIs(corev1.ConditionFalse, v1alpha1.ReasonEventingFailed, v1alpha1.PhaseFailed,
-				"Trigger "+trigger, "BrokerDoesNotExist", `Broker "default" does not exist`),
-		},
 	}
 	for _, s := range steps {
 		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: trigger}, tr); err != nil {

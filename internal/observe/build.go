@@ -21,6 +21,7 @@ const MsgNoDigest = "the build reported success but no image digest: its termina
 const (
 	fmtFetchFailed = "fetching the source failed (init container %s exited with %d): %s"
 	fmtFetchWaits  = "fetching the source did not start (init container %s waits): %s"
+	fmtBuildWaits  = "the build did not start (container %s waits): %s"
 )
 
 // maxBuildMessage bounds how much of Kaniko's log a status carries.
@@ -59,6 +60,12 @@ type BuildOutcome struct {
 	Message      string
 	// Cause of a failed build: which part failed.
 	Cause string
+	// Waiting says why a build that has not ended is not getting on: its
+	// newest pod's fetch failed and will be retried, or a container waits,
+	// such as for an image the kubelet cannot pull. The Job controller
+	// deletes a waiting pod at the build's deadline, so this is when its
+	// words can be read (TestPlayedBuildEndsAsReal).
+	Waiting string
 	// Completed is when a build that is done completed: the Job's
 	// completion time, or Kaniko's exit before the Job controller has
 	// written one.
@@ -84,7 +91,7 @@ func Finished(job *batchv1.Job) bool {
 // or two later and adds nothing. A failure waits for the Job, which may
 // retry. A source fetch that failed in an init container says so with the
 // end of its log, and a container that never started says why it waits (an
-// image that cannot be pulled). A Job that completed without a digest has
+// image that cannot be pulled), as soon as its pod says so. A Job that completed without a digest has
 // failed: nothing can be deployed.
 func OutcomeOf(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
 	var o BuildOutcome
@@ -107,7 +114,11 @@ func OutcomeOf(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
 		return a.CreationTimestamp.Compare(b.CreationTimestamp.Time)
 	})
 	if !o.Done && !o.Failed {
-		return pushed(job, pods)
+		o = pushed(job, pods)
+		if !o.Done && len(pods) > 0 {
+			o.Waiting = waits(pods[len(pods)-1])
+		}
+		return o
 	}
 	for _, p := range pods {
 		for _, cs := range p.Status.ContainerStatuses {
@@ -186,6 +197,21 @@ func initFailure(p corev1.Pod) (msg, cause string) {
 		}
 	}
 	return "", ""
+}
+
+// waits says why a build pod that has not ended is not getting on: its
+// fetch failed (initFailure), or a container waits for something other
+// than its turn.
+func waits(p corev1.Pod) string {
+	if msg, _ := initFailure(p); msg != "" {
+		return msg
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "PodInitializing" && w.Reason != "ContainerCreating" {
+			return fmt.Sprintf(fmtBuildWaits, cs.Name, strings.TrimSuffix(w.Reason+": "+w.Message, ": "))
+		}
+	}
+	return ""
 }
 
 // orReason is a termination message, or its reason when it has none.

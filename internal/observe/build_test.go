@@ -127,10 +127,32 @@ func TestOutcomeOf(t *testing.T) {
 			want:   BuildOutcome{Failed: true, Message: "fetching the source failed (init container fetch exited with 128): " + denied, Cause: CauseFetch},
 		},
 		"FetchImagePullBackOff": {
-			reason: "A fetch that never started says why it waits, in the kubelet's words.",
-			job:    job(batchv1.JobFailed, "DeadlineExceeded"),
-			pods:   ended(playact.FetchImagePullBackOff("rpc error: code = NotFound")),
-			want:   BuildOutcome{Failed: true, Message: `fetching the source did not start (init container fetch waits): ImagePullBackOff: Back-off pulling image "alpine/git:2.47.2": ErrImagePull: rpc error: code = NotFound`, Cause: CauseFetchImage},
+			reason: "A running build whose fetch cannot start says why it waits, in the kubelet's words, while its pod can: the Job controller deletes it at the deadline.",
+			job:    job("", ""),
+			pods:   []corev1.Pod{*playact.FetchPullBackOff(gitJob, "rpc error: code = NotFound")},
+			want:   BuildOutcome{Waiting: `fetching the source did not start (init container fetch waits): ImagePullBackOff: Back-off pulling image "alpine/git:2.47.2": ErrImagePull: rpc error: code = NotFound`},
+		},
+		"FetchRetried": {
+			reason: "A running build whose fetch failed, to be retried, says how it failed.",
+			job:    job("", ""),
+			pods:   ended(playact.FetchFails(128, denied)),
+			want:   BuildOutcome{Waiting: "fetching the source failed (init container fetch exited with 128): " + denied},
+		},
+		"ExecutorPullBackOff": {
+			reason: "A running build whose Kaniko image cannot be pulled says so, in the kubelet's words.",
+			job:    job("", ""),
+			pods: []corev1.Pod{{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "kaniko", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "not found"}},
+			}}}}},
+			want: BuildOutcome{Waiting: "the build did not start (container kaniko waits): ErrImagePull: not found"},
+		},
+		"Starting": {
+			reason: "A build whose container is being created is not said to wait.",
+			job:    job("", ""),
+			pods: []corev1.Pod{{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+				Name: "kaniko", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}},
+			}}}}},
+			want: BuildOutcome{},
 		},
 		"FailedAfterFetch": {
 			reason: "A build that fails after its source was fetched says what Kaniko said.",

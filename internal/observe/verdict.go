@@ -81,7 +81,11 @@ func Built(image, job string, o BuildOutcome) (v Verdict, done bool) {
 	case o.Failed:
 		return Verdict{Phase: v1alpha1.PhaseFailed, Reason: v1alpha1.ReasonBuildFailed, Message: fmt.Sprintf(MsgFmtBuildFailed, job, o.Message)}, false
 	case !o.Done:
-		return Verdict{Phase: v1alpha1.PhaseBuilding, Reason: v1alpha1.ReasonBuilding, Message: fmt.Sprintf(msgFmtBuilding, image, job)}, false
+		msg := fmt.Sprintf(msgFmtBuilding, image, job)
+		if o.Waiting != "" {
+			msg += ": " + o.Waiting
+		}
+		return Verdict{Phase: v1alpha1.PhaseBuilding, Reason: v1alpha1.ReasonBuilding, Message: msg}, false
 	}
 	return Verdict{}, true
 }

@@ -63,8 +63,8 @@ func TestDeployed(t *testing.T) {
 		},
 		"EventingFails": {
 			reason: "A Trigger that cannot deliver fails the workload once its Service is Ready.",
-			d:      observe.Deployment{Service: ready, Eventing: observe.EventingState{Failed: true, Message: "Trigger t: BrokerDoesNotExist"}},
-			want:   observe.Verdict{Phase: v1alpha1.PhaseFailed, Reason: v1alpha1.ReasonEventingFailed, Message: "Trigger t: BrokerDoesNotExist"},
+			d:      observe.Deployment{Service: ready, Eventing: observe.EventingState{Failed: true, Message: "Trigger t: Unable to get the dead letter sink's URI"}},
+			want:   observe.Verdict{Phase: v1alpha1.PhaseFailed, Reason: v1alpha1.ReasonEventingFailed, Message: "Trigger t: Unable to get the dead letter sink's URI"},
 		},
 		"EventingWaits": {
 			reason: "Eventing not Ready yet is waited for, with the prefix the provider's early poll looks for.",
@@ -91,6 +91,11 @@ func TestBuilt(t *testing.T) {
 		"Running": {
 			reason: "A build that runs is waited for.",
 			want:   observe.Verdict{Phase: v1alpha1.PhaseBuilding, Reason: v1alpha1.ReasonBuilding, Message: "building registry/fn:abc in Job fn-build-abc"},
+		},
+		"Waiting": {
+			reason: "A build that waits is still waited for, and says why it waits.",
+			o:      observe.BuildOutcome{Waiting: "the build did not start (container kaniko waits): ErrImagePull: not found"},
+			want:   observe.Verdict{Phase: v1alpha1.PhaseBuilding, Reason: v1alpha1.ReasonBuilding, Message: "building registry/fn:abc in Job fn-build-abc: the build did not start (container kaniko waits): ErrImagePull: not found"},
 		},
 		"Failed": {
 			reason: "A failed build says which and why, and needs a user.",

@@ -104,14 +104,14 @@ func TestService(t *testing.T) {
 			},
 			failure: `Revision hello-00001: ContainerMissing: Unable to fetch image "ghcr.io/acme/hello:v9": failed to resolve image to digest: GET https://ghcr.io/v2/acme/hello/manifests/v9: MANIFEST_UNKNOWN`,
 		},
-		"ProgressDeadline": {
-			reason:  "Pods that never reach their initial scale, such as pods a quota refuses, fail the Revision.",
-			rollout: withRevision(playact.ProgressDeadline()),
+		"PodsForbidden": {
+			reason:  "Pods a quota refuses fail the Revision, in the API server's words.",
+			rollout: withRevision(playact.PodsForbidden("exceeded quota: team, requested: pods=1, used: pods=10, limited: pods=10")),
 			want: observe.ServiceState{
 				URL: url, LatestCreatedRevision: "hello-00001", Failed: true,
-				Message: "Revision hello-00001: ProgressDeadlineExceeded: Initial scale was never achieved",
+				Message: `Revision hello-00001: FailedCreate: pods "hello-00001-deployment-5d8f6c7b9-x2k4p" is forbidden: exceeded quota: team, requested: pods=1, used: pods=10, limited: pods=10`,
 			},
-			failure: "Revision hello-00001: ProgressDeadlineExceeded: Initial scale was never achieved",
+			failure: `Revision hello-00001: FailedCreate: pods "hello-00001-deployment-5d8f6c7b9-x2k4p" is forbidden: exceeded quota: team, requested: pods=1, used: pods=10, limited: pods=10`,
 		},
 		"Recovered": {
 			reason:  "A fixed Revision after a failed one serves, and nothing fails any more.",
@@ -196,7 +196,7 @@ func TestEventingReadiness(t *testing.T) {
 		tr.Spec.Subscriber = duckv1.Destination{Ref: &duckv1.KReference{APIVersion: "serving.knative.dev/v1", Kind: "Service", Name: "hello"}}
 		return tr
 	}
-	unknown := settled(playact.BrokerNotReady("BrokerUnknown", "the Broker is not ready yet"))
+	unknown := settled(playact.BrokerNotReady(apis.Condition{Type: apis.ConditionReady, Status: corev1.ConditionUnknown, Reason: "BrokerUnknown", Message: "the Broker is not ready yet"}))
 
 	cases := map[string]struct {
 		reason string
@@ -248,11 +248,6 @@ func TestEventingReadiness(t *testing.T) {
 			reason: "A Trigger of anything but a Service whose subscriber cannot be resolved fails.",
 			live:   []client.Object{readyBroker, settled(playact.SubscriberUnresolved(notAddressed))},
 			want:   observe.EventingState{Failed: true, Message: "Trigger hello-orders: Unable to get the Subscriber's URI: " + notAddressed},
-		},
-		"BrokerDoesNotExist": {
-			reason: "A Trigger whose Broker is gone fails.",
-			live:   []client.Object{readyBroker, settled(playact.BrokerDoesNotExist("events"))},
-			want:   observe.EventingState{Failed: true, Message: `Trigger hello-orders: BrokerDoesNotExist: Broker "events" does not exist`},
 		},
 	}
 	for name, tc := range cases {

@@ -190,6 +190,17 @@ func publishBase(ctx context.Context, t testing.TB, c *Cluster, rt runtime) stri
 	return rt.base.Ref
 }
 
+// publishFetcher publishes the image build pods fetch git and S3 sources
+// with on the node's registry.
+func publishFetcher(ctx context.Context, t testing.TB, c *Cluster) {
+	t.Helper()
+	publishing.Lock()
+	defer publishing.Unlock()
+	if err := c.PublishDebian(ctx, binDir(t), Fetcher); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // renderInline renders the runtime's inline function in a namespace of
 // its own (renderInlineIn).
 func renderInline(ctx context.Context, t testing.TB, kube client.Client, rt runtime, baseRef string, deadLetter *Sink, changes ...func(*v1alpha1.LambdaFunctionParameters)) *render.Objects {
@@ -203,6 +214,15 @@ func renderInline(ctx context.Context, t testing.TB, kube client.Client, rt runt
 // after one retry, to the dead-letter sink, if one is given; each change
 // then changes its spec.
 func renderInlineIn(t testing.TB, ns string, rt runtime, baseRef string, deadLetter *Sink, changes ...func(*v1alpha1.LambdaFunctionParameters)) *render.Objects {
+	t.Helper()
+	return renderIn(t, ns, rt, baseRef, nil, deadLetter, changes...)
+}
+
+// renderIn is renderInlineIn with the node's build defaults changed by
+// defaults, if given. A function changed to fetch its code from git is
+// rendered at a commit no server has, as the provider would have resolved
+// its ref to one.
+func renderIn(t testing.TB, ns string, rt runtime, baseRef string, defaults func(*render.Defaults), deadLetter *Sink, changes ...func(*v1alpha1.LambdaFunctionParameters)) *render.Objects {
 	t.Helper()
 	fn := testkit.InlineFunction(ns, rt.name, rt.code)
 	fn.Spec.ForProvider.Runtime = &v1alpha1.Runtime{Language: &rt.base.Language, Version: &rt.base.Version}
@@ -225,7 +245,14 @@ func renderInlineIn(t testing.TB, ns string, rt runtime, baseRef string, deadLet
 		base.RunImage = ptr.To(v1alpha1.BaseImageReference(rt.base.RunImage))
 	}
 	d.BaseImages = []v1alpha1.BaseImage{base}
-	objs, err := render.Function(render.FunctionInput{Namespace: ns, Name: fn.Name, Spec: fn.Spec.ForProvider, Defaults: d})
+	if defaults != nil {
+		defaults(&d)
+	}
+	var observed render.Observed
+	if fn.Spec.ForProvider.Source.Git != nil {
+		observed.SourceIdentity = strings.Repeat("0", 40)
+	}
+	objs, err := render.Function(render.FunctionInput{Namespace: ns, Name: fn.Name, Spec: fn.Spec.ForProvider, Defaults: d, Observed: observed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,14 +284,6 @@ func builtInline(ctx context.Context, t testing.TB, c *Cluster, kube client.Clie
 // for more than two minutes before its base image carried it compiled.
 const buildTimeout = 8 * time.Minute
 
-// runBuild creates the build's objects and waits until its Job has
-// finished; it returns the Job and its pods as the cluster then has them.
-func runBuild(ctx context.Context, t testing.TB, kube client.Client, objs *render.Objects) (*batchv1.Job, []corev1.Pod) {
-	t.Helper()
-	createBuild(ctx, t, kube, objs)
-	return awaitBuild(ctx, t, kube, objs.BuildJob, jobFinished)
-}
-
 // createBuild creates the build's objects.
 func createBuild(ctx context.Context, t testing.TB, kube client.Client, objs *render.Objects) {
 	t.Helper()
@@ -290,7 +309,7 @@ func awaitBuild(ctx context.Context, t testing.TB, kube client.Client, job *batc
 		return until(job, pods.Items), nil
 	})
 	if err != nil {
-		t.Fatalf("the build did not end: %v", err)
+		t.Fatalf("the build did not end (%v): Job %+v, %d pods: %+v", err, job.Status, len(pods.Items), endingOf(job, pods.Items))
 	}
 	return job, pods.Items
 }

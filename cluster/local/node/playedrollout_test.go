@@ -11,14 +11,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"knative.dev/pkg/apis"
 	duckv1 "knative.dev/pkg/apis/duck/v1"
+	"knative.dev/serving/pkg/apis/serving"
 	knservingv1 "knative.dev/serving/pkg/apis/serving/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
+	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // missingImage is an image the node's registry does not have, by digest,
@@ -62,12 +66,14 @@ func rolloutOf(svc *servingv1.Service, rev *servingv1.Revision) rollout {
 	r.Observed = observe.Service(svc, failed)
 	// The domain is the cluster's setting, not the rollout's.
 	r.Observed.URL = ""
+	r.Observed.Message = podTemplateHash.ReplaceAllString(r.Observed.Message, "${1}HASH")
 	return r
 }
 
 // podTemplateHash is the hash of a pod template that ends the name of a
-// Deployment's ReplicaSet: the cluster's, not the rollout's.
-var podTemplateHash = regexp.MustCompile(`(-deployment-)[a-z0-9]+`)
+// Deployment's ReplicaSet, and the random end of its pods' names: the
+// cluster's, not the rollout's.
+var podTemplateHash = regexp.MustCompile(`(-deployment-)[a-z0-9]+(-[a-z0-9]{5}\b)?`)
 
 // conditions are the type, status, reason and message of each condition,
 // by type, without pod template hashes.
@@ -82,11 +88,13 @@ func conditions(in duckv1.Conditions) []apis.Condition {
 
 // TestPlayedRolloutAsReal holds playact to real Knative Serving, the
 // kubelet, containerd and the registry: render's Service of a built
-// function that serves, and ones whose container exits, whose image cannot
-// be pulled or whose tag is unknown, are reported on the real node with
-// Service and Revision conditions that playact writes alike for the same
-// fault, and observe reads both alike. The provider's and the function's
-// tests that play rollouts on the API server alone stand on this.
+// function that serves, and ones whose container exits, whose pods a
+// ResourceQuota refuses, whose image cannot be pulled or whose tag is
+// unknown, are reported on the real node with Service and Revision
+// conditions that playact writes alike for the same fault, and observe
+// reads both alike. The provider's and
+// the function's tests that play rollouts on the API server alone stand on
+// this.
 func TestPlayedRolloutAsReal(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -97,7 +105,9 @@ func TestPlayedRolloutAsReal(t *testing.T) {
 	cases := map[string]struct {
 		reason string
 		change func(*servingv1.Service)
-		fault  playact.RevisionFault
+		// setup, when set, prepares the cluster for the Service.
+		setup func(ctx context.Context, t *testing.T, kube client.Client, svc *servingv1.Service)
+		fault playact.RevisionFault
 	}{
 		"Serves": {
 			reason: "A Revision whose pod becomes ready makes the Service Ready.",
@@ -107,7 +117,7 @@ func TestPlayedRolloutAsReal(t *testing.T) {
 			reason: "A container that keeps exiting fails the Revision at its progress deadline with its exit code and last words, and the Service with it.",
 			change: func(svc *servingv1.Service) {
 				svc.Spec.Template.Annotations[annotationProgressDeadline] = "20s"
-				svc.Spec.Template.Spec.Containers[0].Command = []string{"python", "-c", "import sys; sys.stderr.write('refusing to start'); sys.exit(3)"}
+				exits(svc)
 			},
 			fault: playact.CrashLoop(3, "refusing to start"),
 		},
@@ -118,6 +128,20 @@ func TestPlayedRolloutAsReal(t *testing.T) {
 				svc.Spec.Template.Spec.Containers[0].Image = missingImage
 			},
 			fault: playact.ImagePullBackOff(missingImage, fmt.Sprintf("rpc error: code = NotFound desc = failed to pull and unpack image %q: failed to resolve reference %q: %s: not found", missingImage, missingImage, missingImage)),
+		},
+		"PodsForbidden": {
+			reason: "Pods a ResourceQuota refuses fail the Revision at once, in the API server's words.",
+			setup: func(ctx context.Context, t *testing.T, kube client.Client, svc *servingv1.Service) {
+				svc.Namespace = testkit.Namespace(ctx, t, kube, "quota-", "")
+				quota := &corev1.ResourceQuota{
+					ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: "no-pods"},
+					Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}},
+				}
+				if err := kube.Create(ctx, quota); err != nil {
+					t.Fatal(err)
+				}
+			},
+			fault: playact.PodsForbidden("exceeded quota: no-pods, requested: pods=1, used: pods=0, limited: pods=0"),
 		},
 		"ContainerMissing": {
 			reason: "A tag the registry does not have fails the Revision before any pod, with the registry's answer to Knative's resolver.",
@@ -142,6 +166,9 @@ func TestPlayedRolloutAsReal(t *testing.T) {
 			if tc.change != nil {
 				tc.change(svc)
 			}
+			if tc.setup != nil {
+				tc.setup(ctx, t, kube, svc)
+			}
 			if err := kube.Create(ctx, svc); err != nil {
 				t.Fatal(err)
 			}
@@ -157,6 +184,98 @@ func TestPlayedRolloutAsReal(t *testing.T) {
 				t.Errorf("%s\nplayact's rollout: -real, +played:\n%s", tc.reason, diff)
 			}
 		})
+	}
+}
+
+// A crash is what a test compares of a crash-looping container's status as
+// the kubelet reports it: why it waits, how it last ended, and what observe
+// reads of it but the restart count, which grows with time.
+type crash struct {
+	Waiting         string
+	ExitCode        int32
+	Reason, Message string
+	Observed        string
+}
+
+// restarts is the restart count in what observe reads of a crash loop.
+var restarts = regexp.MustCompile(`restarted [0-9]+ times`)
+
+// crashOf is the crash of the pod's container.
+func crashOf(pod *corev1.Pod, container string) crash {
+	c := crash{Observed: restarts.ReplaceAllString(observe.CrashLoop(pod), "restarted N times")}
+	for _, s := range pod.Status.ContainerStatuses {
+		if s.Name != container {
+			continue
+		}
+		if s.State.Waiting != nil {
+			c.Waiting = s.State.Waiting.Reason
+		}
+		if t := s.LastTerminationState.Terminated; t != nil {
+			c.ExitCode, c.Reason, c.Message = t.ExitCode, t.Reason, t.Message
+		}
+	}
+	return c
+}
+
+// backingOff waits until a pod of the Service's first Revision has its
+// container backing off restarting it, as observe reads a crash loop, and
+// returns the pod.
+func backingOff(ctx context.Context, t *testing.T, kube client.Client, svc *servingv1.Service) *corev1.Pod {
+	t.Helper()
+	container := svc.Spec.Template.Spec.Containers[0].Name
+	pods := &corev1.PodList{}
+	var found *corev1.Pod
+	err := poll(ctx, func(ctx context.Context) (bool, error) {
+		if err := kube.List(ctx, pods, client.InNamespace(svc.Namespace), client.MatchingLabels{serving.ServiceLabelKey: svc.Name}); err != nil {
+			return false, err
+		}
+		for i := range pods.Items {
+			if c := crashOf(&pods.Items[i], container); c.Waiting == "CrashLoopBackOff" && c.Observed != "" {
+				found = &pods.Items[i]
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		var statuses []corev1.PodStatus
+		for _, p := range pods.Items {
+			statuses = append(statuses, p.Status)
+		}
+		t.Fatalf("no pod of %s backs off restarting its container (%v): %+v", svc.Name, err, statuses)
+	}
+	return found
+}
+
+// exits makes the Service's container exit with code 3 at once, having
+// written why.
+func exits(svc *servingv1.Service) {
+	svc.Spec.Template.Spec.Containers[0].Command = []string{"python", "-c", "import sys; sys.stderr.write('refusing to start'); sys.exit(3)"}
+}
+
+// TestCrashLoopingPodAsReal holds playact to the real kubelet: a pod of a
+// Revision whose container keeps exiting is reported, while the kubelet
+// backs off restarting it, as playact's CrashLoopingPod, and the provider
+// reads both alike. Knative's own verdict comes at the Revision's progress
+// deadline (TestPlayedRolloutAsReal), after which it scales the pods away;
+// until then, the provider and the function read the crash loop from the
+// pods.
+func TestCrashLoopingPodAsReal(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c, kube := sharedCluster(t), targetClient(t)
+	svc := builtInline(ctx, t, c, kube, runtimes["Python3.11"], nil).Service.DeepCopy()
+	svc.Name = "crashlooping"
+	exits(svc)
+	if err := kube.Create(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	real := backingOff(ctx, t, kube, svc)
+	container := svc.Spec.Template.Spec.Containers[0].Name
+	played := playact.CrashLoopingPod(svc, real.Labels[serving.RevisionLabelKey], 3, "refusing to start")
+	if diff := cmp.Diff(crashOf(real, container), crashOf(played, container)); diff != "" {
+		t.Errorf("playact's crash-looping pod: -real, +played:\n%s", diff)
 	}
 }
 

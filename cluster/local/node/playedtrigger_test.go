@@ -16,13 +16,16 @@ import (
 
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/playact"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
+	"github.com/knative-lambda/provider-knative-lambda/internal/kube"
+	"github.com/knative-lambda/provider-knative-lambda/internal/observe"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
 
 // TestPlayedTriggerAsReal holds playact to real Knative Eventing: a Trigger
-// that delivers and one whose dead-letter sink is a Service that does not
-// exist are reported on the real node with conditions that playact writes
-// alike. The provider's and the function's tests that play Triggers on the
+// that delivers, ones whose dead-letter sink or subscriber is a Service that
+// does not exist, and one of a Broker that is not Ready are reported on the
+// real node with conditions that playact writes alike, and a Ready Broker
+// is read as playact plays it. The provider's and the function's tests that play Triggers on the
 // API server alone stand on this. A Trigger of a Broker that does not exist
 // is reported on by no one (TestTriggerOfNoBroker).
 func TestPlayedTriggerAsReal(t *testing.T) {
@@ -36,7 +39,32 @@ func TestPlayedTriggerAsReal(t *testing.T) {
 		t.Fatal(err)
 	}
 	brokerReady(ctx, t, kube, broker)
+	played := broker.DeepCopy()
+	if err := playact.SettleBroker(played); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(brokerRead(broker), brokerRead(played)); diff != "" {
+		t.Errorf("A Ready Broker is read as playact plays it: -real, +played:\n%s", diff)
+	}
 	sink := RecordingSink(t)
+	// A Broker whose own dead-letter sink does not exist is never Ready:
+	// its Triggers carry its condition.
+	stalled := &eventingv1.Broker{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "stalled"},
+		Spec:       eventingv1.BrokerSpec{Delivery: &eventingduckv1.DeliverySpec{DeadLetterSink: &duckv1.Destination{Ref: &duckv1.KReference{APIVersion: "serving.knative.dev/v1", Kind: "Service", Name: "dlq"}}}},
+	}
+	if err := kube.Create(ctx, stalled); err != nil {
+		t.Fatal(err)
+	}
+	err := poll(ctx, func(ctx context.Context) (bool, error) {
+		err := kube.Get(ctx, client.ObjectKeyFromObject(stalled), stalled)
+		ready := stalled.Status.GetCondition(apis.ConditionReady)
+		return err == nil && stalled.Status.ObservedGeneration == stalled.Generation && ready != nil && !ready.IsTrue() && ready.Reason != "", err
+	})
+	if err != nil {
+		t.Fatalf("Knative did not report on the Broker (%v): %+v", err, stalled.Status.Conditions)
+	}
+	stalledReady := stalled.Status.GetCondition(apis.ConditionReady)
 
 	cases := map[string]struct {
 		reason string
@@ -56,6 +84,20 @@ func TestPlayedTriggerAsReal(t *testing.T) {
 			},
 			settled: func(tr *eventingv1.Trigger) bool { return tr.Status.GetCondition("DeadLetterSinkResolved").IsFalse() },
 			fault:   playact.DeadLetterSinkUnresolved(fmt.Sprintf(`failed to get object %s/dlq: services.serving.knative.dev "dlq" not found`, ns)),
+		},
+		"SubscriberUnresolved": {
+			reason: "A Trigger whose subscriber is a Service that does not exist cannot resolve it, in the resolver's words.",
+			change: func(tr *eventingv1.Trigger) {
+				tr.Spec.Subscriber = duckv1.Destination{Ref: &duckv1.KReference{APIVersion: "serving.knative.dev/v1", Kind: "Service", Name: "absent"}}
+			},
+			settled: func(tr *eventingv1.Trigger) bool { return tr.Status.GetCondition("SubscriberResolved").IsFalse() },
+			fault:   playact.SubscriberUnresolved(fmt.Sprintf(`failed to get object %s/absent: services.serving.knative.dev "absent" not found`, ns)),
+		},
+		"BrokerNotReady": {
+			reason:  "A Trigger of a Broker that is not Ready carries the Broker's condition and goes no further.",
+			change:  func(tr *eventingv1.Trigger) { tr.Spec.Broker = stalled.Name },
+			settled: func(tr *eventingv1.Trigger) bool { return tr.Status.GetCondition("BrokerReady") != nil },
+			fault:   playact.BrokerNotReady(*stalledReady),
 		},
 	}
 	for name, tc := range cases {
@@ -86,12 +128,29 @@ func TestPlayedTriggerAsReal(t *testing.T) {
 	}
 }
 
+// A brokerReading is what the provider and the function read of a Broker:
+// whether it is Ready and where it takes events.
+type brokerReading struct {
+	Readiness observe.EventingState
+	Address   string
+}
+
+// brokerRead is what the provider and the function read of the Broker.
+func brokerRead(b *eventingv1.Broker) brokerReading {
+	desired := &eventingv1.Broker{ObjectMeta: metav1.ObjectMeta{Namespace: b.Namespace, Name: b.Name, Generation: b.Generation}}
+	desired.SetGroupVersionKind(eventingv1.SchemeGroupVersion.WithKind("Broker"))
+	return brokerReading{
+		Readiness: observe.EventingReadiness([]kube.Object{desired}, func(kube.Object) kube.Object { return b }),
+		Address:   observe.BrokerAddress(b),
+	}
+}
+
 // TestTriggerOfNoBroker records what real Knative Eventing says of a Trigger
 // whose Broker does not exist: nothing, as the MT-channel-based broker's
 // reconciler takes up only Triggers of a Broker of its class. So the
 // provider and the function hold a workload whose Broker is missing by
-// reading the Broker, never by waiting for its Triggers
-// (playact.BrokerDoesNotExist is not what the real one writes).
+// reading the Broker, never by waiting for its Triggers, and playact plays
+// no Trigger failing for its Broker's absence.
 func TestTriggerOfNoBroker(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

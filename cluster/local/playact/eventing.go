@@ -37,22 +37,12 @@ const (
 	stepDependency
 )
 
-// BrokerDoesNotExist is a Trigger whose Broker is gone. The real
-// MT-channel-based broker's reconciler takes up only Triggers of a Broker
-// of its class that exists, so it never writes this: a Trigger of a Broker
-// that does not exist has no status on the real node
-// (TestPlayedTriggerAsReal).
-func BrokerDoesNotExist(broker string) TriggerFault {
+// BrokerNotReady is a Trigger whose Broker is not Ready, with the Broker's
+// Ready condition: the reconciler propagates it, False or Unknown, and goes
+// no further (TestPlayedTriggerAsReal).
+func BrokerNotReady(broker apis.Condition) TriggerFault {
 	return TriggerFault{step: stepBroker, fail: func(ts *kneventingv1.TriggerStatus) {
-		ts.MarkBrokerFailed("BrokerDoesNotExist", "Broker %q does not exist", broker)
-	}}
-}
-
-// BrokerNotReady is a Trigger whose Broker has yet to be Ready: the
-// reconciler propagates the Broker's condition and goes no further.
-func BrokerNotReady(reason, message string) TriggerFault {
-	return TriggerFault{step: stepBroker, fail: func(ts *kneventingv1.TriggerStatus) {
-		ts.PropagateBrokerCondition(&apis.Condition{Type: apis.ConditionReady, Status: corev1.ConditionUnknown, Reason: reason, Message: message})
+		ts.PropagateBrokerCondition(&broker)
 	}}
 }
 

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 )
@@ -41,14 +42,20 @@ func StartJob(ctx context.Context, t T, c client.Client, job *batchv1.Job) {
 // startJobAt plays StartJob at a time of its own.
 func startJobAt(ctx context.Context, t T, c client.Client, job *batchv1.Job, at metav1.Time) {
 	t.Helper()
+	Started(job, at)
+	if err := c.Status().Update(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Started sets a Job's status, without writing it, to what StartJob writes
+// of a Job started at the time: one pod, not yet ready.
+func Started(job *batchv1.Job, at metav1.Time) {
 	job.Status.StartTime = &at
 	job.Status.Active = 1
 	job.Status.Ready = new(int32(0))
 	job.Status.Terminating = new(int32(0))
 	job.Status.UncountedTerminatedPods = &batchv1.UncountedTerminatedPods{}
-	if err := c.Status().Update(ctx, job); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // A BuildEnd is how the kubelet reports a build pod at its end, and so how
@@ -67,6 +74,8 @@ const (
 	messageBackoffLimit = "Job has reached the specified backoff limit"
 	reasonCompletions   = "CompletionsReached"
 	messageCompletions  = "Reached expected number of succeeded pods"
+	reasonJobTimeout    = "DeadlineExceeded"
+	messageJobTimeout   = "Job was active longer than specified deadline"
 	reasonExitedZero    = "Completed"
 	reasonExitedNonZero = "Error"
 )
@@ -104,25 +113,40 @@ func FetchFails(exitCode int32, log string) BuildEnd {
 	}}
 }
 
-// FetchImagePullBackOff is a build whose fetch image the kubelet cannot
-// pull: the pod waits until the Job's deadline ends it. The message is the
-// kubelet's (pkg/kubelet/images), the Job's the Job controller's.
-func FetchImagePullBackOff(pullError string) BuildEnd {
-	return BuildEnd{reason: "DeadlineExceeded", message: "Job was active longer than specified deadline", pod: func(job *batchv1.Job, _ metav1.Time) corev1.PodStatus {
-		image := job.Spec.Template.Spec.InitContainers[0].Image
-		return corev1.PodStatus{
-			Phase: corev1.PodPending,
-			InitContainerStatuses: initStatuses(job, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
-				Reason: "ImagePullBackOff", Message: pullBackOff(image, pullError),
-			}}),
-			ContainerStatuses: kanikoInitializing(job),
-		}
-	}}
+// DeadlineExceeded is a build still running at its deadline: the Job
+// controller fails the Job in its words and deletes the pod, so no pod
+// says why it had not ended (TestPlayedBuildEndsAsReal).
+func DeadlineExceeded() BuildEnd {
+	return BuildEnd{reason: reasonJobTimeout, message: messageJobTimeout}
+}
+
+// FetchPullBackOff is the Job's build pod as the kubelet reports it while
+// it cannot pull its fetch image, without writing it: the init container
+// waits with the kubelet's message (pkg/kubelet/images), until the Job's
+// deadline (DeadlineExceeded).
+func FetchPullBackOff(job *batchv1.Job, pullError string) *corev1.Pod {
+	image := job.Spec.Template.Spec.InitContainers[0].Image
+	return buildPod(job, corev1.PodStatus{
+		Phase: corev1.PodPending,
+		InitContainerStatuses: initStatuses(job, corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+			Reason: "ImagePullBackOff", Message: pullBackOff(image, pullError),
+		}}),
+		ContainerStatuses: kanikoInitializing(job),
+	})
 }
 
 // Pod is the Job's build pod as the kubelet reports it at this end, at now,
-// without writing it.
+// without writing it; nil for an end that leaves none.
 func (e BuildEnd) Pod(job *batchv1.Job, now metav1.Time) *corev1.Pod {
+	if e.pod == nil {
+		return nil
+	}
+	return buildPod(job, e.pod(job, now))
+}
+
+// buildPod is a pod of the Job, as the Job controller makes it, with the
+// status.
+func buildPod(job *batchv1.Job, status corev1.PodStatus) *corev1.Pod {
 	lbls := maps.Clone(job.Spec.Template.Labels)
 	if lbls == nil {
 		lbls = map[string]string{}
@@ -135,7 +159,7 @@ func (e BuildEnd) Pod(job *batchv1.Job, now metav1.Time) *corev1.Pod {
 			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batchv1.SchemeGroupVersion.WithKind("Job"))},
 		},
 		Spec:   job.Spec.Template.Spec,
-		Status: e.pod(job, now),
+		Status: status,
 	}
 }
 
@@ -165,17 +189,20 @@ func EndJob(ctx context.Context, t T, c client.Client, job *batchv1.Job, end Bui
 	if job.Status.StartTime == nil {
 		startJobAt(ctx, t, c, job, metav1.NewTime(now.Add(-time.Minute)))
 	}
-	pod := ReportPod(ctx, t, c, job, end, now)
+	var phase corev1.PodPhase
+	if end.pod != nil {
+		phase = ReportPod(ctx, t, c, job, end, now).Status.Phase
+	}
 	// It has no pod active once the Job ends.
 	job.Status.Active = 0
-	switch pod.Status.Phase { //nolint:exhaustive // A pod that did not end leaves the Job running to its deadline.
+	switch phase { //nolint:exhaustive // A pod that did not end leaves the Job running to its deadline.
 	case corev1.PodSucceeded:
 		job.Status.Succeeded = 1
 		job.Status.CompletionTime = &now
 	case corev1.PodFailed:
 		job.Status.Failed = 1
 	}
-	job.Status.Conditions = end.JobConditions(pod.Status.Phase, now)
+	job.Status.Conditions = end.JobConditions(phase, now)
 	if err := c.Status().Update(ctx, job); err != nil {
 		t.Fatal(err)
 	}
@@ -224,19 +251,46 @@ func MarkServiceReady(ctx context.Context, t T, c client.Client, svc *servingv1.
 // a Broker has its ingress address.
 func MarkEventingReady(ctx context.Context, t T, c client.Client, obj client.Object) {
 	t.Helper()
-	status := map[string]any{"observedGeneration": obj.GetGeneration(), "conditions": []any{
-		map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339)},
-	}}
+	address := ""
 	if obj.GetObjectKind().GroupVersionKind().Kind == "Broker" {
-		status["address"] = map[string]any{"url": "http://broker-ingress.knative-eventing.svc.cluster.local/" + obj.GetNamespace() + "/" + obj.GetName()}
+		address = brokerAddress(obj)
 	}
-	patch, err := json.Marshal(map[string]any{"status": status})
+	patch, err := json.Marshal(map[string]any{"status": readyStatus(obj.GetGeneration(), address)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Status().Patch(ctx, obj, client.RawPatch(types.MergePatchType, patch)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// SettleBroker sets a Broker's status, without writing it, to what
+// MarkEventingReady writes of it.
+func SettleBroker(b *eventingv1.Broker) error {
+	raw, err := json.Marshal(readyStatus(b.Generation, brokerAddress(b)))
+	if err != nil {
+		return err
+	}
+	b.Status = eventingv1.BrokerStatus{}
+	return json.Unmarshal(raw, &b.Status)
+}
+
+// readyStatus is the status of a Ready Broker or Trigger of the
+// generation: a Broker's has its address.
+func readyStatus(generation int64, address string) map[string]any {
+	status := map[string]any{"observedGeneration": generation, "conditions": []any{
+		map[string]any{"type": "Ready", "status": "True", "lastTransitionTime": metav1.Now().UTC().Format(time.RFC3339)},
+	}}
+	if address != "" {
+		status["address"] = map[string]any{"url": address}
+	}
+	return status
+}
+
+// brokerAddress is the MT channel-based broker's ingress address of a
+// Broker.
+func brokerAddress(b client.Object) string {
+	return "http://broker-ingress.knative-eventing.svc.cluster.local/" + b.GetNamespace() + "/" + b.GetName()
 }
 
 // A T is where a play reports that it could not write: a test's testing.TB,

@@ -59,6 +59,12 @@ func replicaSet(revision string) string {
 	return revision + "-deployment-5d8f6c7b9"
 }
 
+// podName is the name of a pod of a Revision as played: a real one ends in
+// five random characters.
+func podName(revision string) string {
+	return replicaSet(revision) + "-x2k4p"
+}
+
 // Deploying is a Revision Knative has yet to report on: its pods are not
 // ready, and its Deployment's progress deadline has not passed.
 func Deploying() RevisionFault {
@@ -74,7 +80,7 @@ func Deploying() RevisionFault {
 func CrashLoopingPod(svc *servingv1.Service, revision string, exitCode int32, message string) *corev1.Pod {
 	return &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: replicaSet(revision) + "-x2k4p", Labels: map[string]string{serving.RevisionLabelKey: revision}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: svc.Namespace, Name: podName(revision), Labels: map[string]string{serving.RevisionLabelKey: revision}},
 		Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
 			Name:                 svc.Spec.Template.Spec.Containers[0].Name,
 			RestartCount:         2,
@@ -146,11 +152,15 @@ func ContainerMissing(image, resolveError string) RevisionFault {
 	}
 }
 
-// ProgressDeadline is a Revision whose pods never reached their initial
-// scale, such as pods a ResourceQuota refuses.
-func ProgressDeadline() RevisionFault {
-	return func(_ string, rs *knservingv1.RevisionStatus) {
-		rs.MarkResourcesAvailableFalse(knservingv1.ReasonProgressDeadlineExceeded, "Initial scale was never achieved")
+// PodsForbidden is a Revision whose Deployment cannot make a pod, such as
+// one a ResourceQuota refuses, reason being the API server's (exceeded
+// quota: ...): the revision reconciler reports the ReplicaSet's
+// FailedCreate at once, while the autoscaler buffers requests, as the real
+// node reports it (TestPlayedRolloutAsReal).
+func PodsForbidden(reason string) RevisionFault {
+	return func(revision string, rs *knservingv1.RevisionStatus) {
+		rs.MarkActiveUnknown("Queued", msgQueued)
+		rs.MarkResourcesAvailableFalse("FailedCreate", fmt.Sprintf("pods %q is forbidden: %s", podName(revision), reason))
 	}
 }
 
@@ -174,10 +184,23 @@ func RollOut(ctx context.Context, t T, c client.Client, svc *servingv1.Service, 
 	if err := c.List(ctx, revs, client.InNamespace(svc.Namespace), client.MatchingLabels{serving.ServiceLabelKey: svc.Name}); err != nil {
 		t.Fatal(err)
 	}
+	if newest, made := Reconcile(svc, revs.Items, fault); made {
+		create(ctx, t, c, newest)
+	}
+	if err := c.Status().Update(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	return svc.Status.URL.String()
+}
+
+// Reconcile computes, without writing anything, what RollOut writes of a
+// Service whose Revisions are revs: it sets the Service's status and
+// returns its newest Revision, which is made (not among revs) when the
+// template is unlike the newest's.
+func Reconcile(svc *servingv1.Service, revs []servingv1.Revision, fault RevisionFault) (newest *servingv1.Revision, made bool) {
 	exists := map[string]bool{}
-	var newest *servingv1.Revision
-	for i := range revs.Items {
-		r := &revs.Items[i]
+	for i := range revs {
+		r := &revs[i]
 		exists[r.Name] = true
 		if newest == nil || generationOf(r) > generationOf(newest) {
 			newest = r
@@ -189,19 +212,16 @@ func RollOut(ctx context.Context, t T, c client.Client, svc *servingv1.Service, 
 		if newest != nil {
 			gen = generationOf(newest) + 1
 		}
-		newest = create(ctx, t, c, revision(svc, gen, fault))
+		newest, made = revision(svc, gen, fault), true
 		exists[newest.Name] = true
 	case newest.Status.GetCondition(apis.ConditionReady) == nil:
 		// A play that stopped between creating the Revision and writing
 		// its status, as when the API server went away: the revision
 		// reconciler reports on it now.
-		newest = create(ctx, t, c, revision(svc, generationOf(newest), fault))
+		newest, made = revision(svc, generationOf(newest), fault), true
 	}
 	settle(svc, newest, func(name string) bool { return exists[name] })
-	if err := c.Status().Update(ctx, svc); err != nil {
-		t.Fatal(err)
-	}
-	return svc.Status.URL.String()
+	return newest, made
 }
 
 // create writes a Revision and the status its reconciler gives it, and
