@@ -12,6 +12,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
@@ -25,6 +26,7 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/cluster/local/wait"
 	eventingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/eventing/v1"
 	servingv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/serving/v1"
+	sourcesv1 "github.com/knative-lambda/provider-knative-lambda/internal/knative/sources/v1"
 	"github.com/knative-lambda/provider-knative-lambda/internal/render"
 	"github.com/knative-lambda/provider-knative-lambda/internal/testkit"
 )
@@ -159,11 +161,16 @@ func (l lifecycle) failsServing(ctx context.Context, t *testing.T, what string, 
 }
 
 // nothingLeft waits until none of the objects of the deleted workload of a
-// kind key names is left: its Service, Revisions' pods, Triggers, builds,
-// and the Broker it created, if it names one.
+// kind key names is left: its Services (an agent's relay's too), their
+// Revisions' pods, Triggers, schedules, builds with their pods, contexts
+// and network fences, and the Broker it created, if it names one.
 func nothingLeft(ctx context.Context, t *testing.T, kube client.Client, kind string, key client.ObjectKey, broker string) {
 	t.Helper()
-	for _, list := range []client.ObjectList{&servingv1.ServiceList{}, &eventingv1.TriggerList{}, &batchv1.JobList{}, &corev1.ConfigMapList{}} {
+	lists := []client.ObjectList{
+		&servingv1.ServiceList{}, &eventingv1.TriggerList{}, &sourcesv1.PingSourceList{}, &batchv1.JobList{},
+		&corev1.ConfigMapList{}, &networkingv1.NetworkPolicyList{}, &corev1.PodList{},
+	}
+	for _, list := range lists {
 		wait.Until(ctx, t, fmt.Sprintf("no %T of %s is left", list, key.Name), func() string {
 			if err := kube.List(ctx, list, client.InNamespace(key.Namespace), ownLabels(kind, key)); err != nil {
 				return err.Error()

@@ -105,6 +105,7 @@ func TestRunServesFirstFunction(t *testing.T) {
 		t.Errorf("a plain GET of the first function got %d %q (%v); want 200 with the handler's answer to the query", status, body, err)
 	}
 	invokes(ctx, t, kubeconfig)
+	logsInvocations(ctx, t, kubeconfig)
 	// What teams do next, at once, as teams do: each stage has its own
 	// workloads and Brokers, and most of each is waiting on Kaniko and
 	// Knative. The group ends when every stage has.
@@ -152,14 +153,8 @@ func order(ctx context.Context, t *testing.T, fnURL string) (int, string) {
 // the node's ingress, and checks the handler's reply event.
 func invokes(ctx context.Context, t *testing.T, kubeconfig string) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, "go", "run", "./cmd/kubectl-lambda", "invoke", "hello", "-n", "functions",
+	out := plugin(ctx, t, kubeconfig, "invoke", "hello", "-n", "functions",
 		"--ingress", node.IngressIP, "--type", "com.example.order.created", "--data", `{"id": 42}`)
-	cmd.Dir = repo
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("kubectl lambda invoke: %v: %s", err, out)
-	}
 	var reply struct {
 		Type string         `json:"type"`
 		Data map[string]any `json:"data"`
@@ -167,4 +162,29 @@ func invokes(ctx context.Context, t *testing.T, kubeconfig string) {
 	if err := json.Unmarshal(out, &reply); err != nil || reply.Type != "com.example.order.created.response" || reply.Data["accepted"] != float64(42) {
 		t.Errorf("kubectl lambda invoke printed %s (%v); want the handler's reply event", out, err)
 	}
+}
+
+// logsInvocations runs the kubectl plugin's logs, which reads the real
+// kubelet's container log through kube-apiserver, and checks that it prints
+// the invocation line of the event invokes sent.
+func logsInvocations(ctx context.Context, t *testing.T, kubeconfig string) {
+	t.Helper()
+	out := plugin(ctx, t, kubeconfig, "logs", "hello", "-n", "functions")
+	if !bytes.Contains(out, []byte(`"msg":"invocation"`)) {
+		t.Errorf("kubectl lambda logs printed %s; want the function's invocation lines", out)
+	}
+}
+
+// plugin runs the kubectl plugin with args against the cluster of
+// kubeconfig and returns what it printed.
+func plugin(ctx context.Context, t *testing.T, kubeconfig string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "go", append([]string{"run", "./cmd/kubectl-lambda"}, args...)...)
+	cmd.Dir = repo
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kubectl lambda %s: %v: %s", args[0], err, out)
+	}
+	return out
 }

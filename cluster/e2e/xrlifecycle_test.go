@@ -49,7 +49,7 @@ func newXRLifecycle(t *testing.T, kubeconfig string) xrLifecycle {
 // run takes the Lambda through what lifecycle.run takes the provider's
 // function through, on the real cluster: it is built and serves, and on its
 // way there is never said to have failed; a code change builds once and its
-// Revision serves; a rollback behind a tag with the latest at its own tag's
+// Revision serves; a scale change builds nothing; a rollback behind a tag with the latest at its own tag's
 // URL builds nothing; a crashing version and a failed build stall it in the
 // kubelet's and Kaniko's words while the Revision before serves; deleting it
 // leaves none of its objects.
@@ -96,6 +96,22 @@ func (l xrLifecycle) run(ctx context.Context, t *testing.T) {
 	t.Logf("the Lambda's new code served %s after the change", time.Since(changed).Round(time.Second))
 	if n != 1 {
 		t.Errorf("a code change made %d builds; want 1", n)
+	}
+	served, _, _ := unstructured.NestedString(l.get(ctx, t).Object, "status", "latestReadyRevision")
+	n = buildsDuring(ctx, t, l.kube, l.key, func() {
+		l.update(ctx, t, func(spec map[string]any) { _ = unstructured.SetNestedField(spec, int64(3), "scaling", "maxReplicas") })
+		wait.Until(ctx, t, "a Revision of the new scale serves", func() string {
+			xr := l.get(ctx, t)
+			r, _, _ := unstructured.NestedString(xr.Object, "status", "latestReadyRevision")
+			phase, _, _ := unstructured.NestedString(xr.Object, "status", "phase")
+			if r == served || phase != string(v1alpha1.PhaseReady) {
+				return fmt.Sprintf("Revision %s, phase %s", r, phase)
+			}
+			return ""
+		})
+	})
+	if n != 0 {
+		t.Errorf("a scale change made %d builds; want none", n)
 	}
 	n = buildsDuring(ctx, t, l.kube, l.key, func() {
 		split, err := kruntime.DefaultUnstructuredConverter.ToUnstructured(canaryTraffic(first))
