@@ -46,8 +46,38 @@ import socket
 import sys
 import threading
 import time
+import types
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class DeferredModule(types.ModuleType):
+    """A module in sys.modules that imports the real one, once, at its first
+    use, and then stands for it. http.server imports http.client, which
+    imports ssl, and loading OpenSSL was a fifth of the wrapper's start,
+    which every cold start waits for; the wrapper serves plain HTTP. A
+    handler that uses ssl, or a client library that does, gets the whole
+    module: at its first use, under a lock, so that two requests at once do
+    not see it half made."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.__dict__["_lock"] = threading.Lock()
+        self.__dict__["_module"] = None
+
+    def __getattr__(self, attr):
+        module = self.__dict__["_module"]
+        if module is None:
+            with self.__dict__["_lock"]:
+                module = self.__dict__["_module"]
+                if module is None:
+                    if sys.modules.get(self.__name__) is self:
+                        del sys.modules[self.__name__]
+                    module = self.__dict__["_module"] = importlib.import_module(self.__name__)
+        return getattr(module, attr)
+
+
+sys.modules.setdefault("ssl", DeferredModule("ssl"))
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
 
 REQUIRED = ("specversion", "id", "source", "type")
 INVALID_TYPE = "dev.knative.lambda.invalid"
