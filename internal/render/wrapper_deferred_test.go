@@ -12,19 +12,22 @@ import (
 	"github.com/knative-lambda/provider-knative-lambda/apis/v1alpha1"
 )
 
-// sslHandler says whether ssl was still to be imported when it was called,
-// then uses it as a client library does.
-const sslHandler = `import sys
+// sslHandler says whether importlib finds ssl and whether ssl was still to
+// be imported when it was called, then uses it as a client library does.
+const sslHandler = `import importlib.util
+import sys
 
 
 def handler(event, context):
+    found = importlib.util.find_spec("ssl") is not None
     deferred = type(sys.modules.get("ssl")).__name__ == "DeferredModule"
     import ssl
-    return {"deferred": deferred, "protocol": ssl.create_default_context().protocol.name}
+    return {"found": found, "deferred": deferred, "protocol": ssl.create_default_context().protocol.name}
 `
 
 // An sslAnswer is what sslHandler answers.
 type sslAnswer struct {
+	Found    bool   `json:"found"`
 	Deferred bool   `json:"deferred"`
 	Protocol string `json:"protocol"`
 }
@@ -57,7 +60,7 @@ func TestPythonWrapperDefersSSL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(sslAnswer{Deferred: true, Protocol: "PROTOCOL_TLS_CLIENT"}, got); diff != "" {
+		if diff := cmp.Diff(sslAnswer{Found: true, Deferred: true, Protocol: "PROTOCOL_TLS_CLIENT"}, got); diff != "" {
 			t.Errorf("the first invocation: -want, +got:\n%s", diff)
 		}
 	})

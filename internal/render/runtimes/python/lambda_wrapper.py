@@ -37,6 +37,7 @@ import collections.abc
 import contextvars
 import datetime
 import importlib
+import importlib.machinery
 import json
 import logging
 import os
@@ -53,7 +54,7 @@ import urllib.parse
 class DeferredModule(types.ModuleType):
     """A module in sys.modules that imports the real one, once, at its first
     use, and then stands for it. http.server imports http.client, which
-    imports ssl, and loading OpenSSL was a fifth of the wrapper's start,
+    imports ssl, and loading OpenSSL was a sixth of importing http.server,
     which every cold start waits for; the wrapper serves plain HTTP. A
     handler that uses ssl, or a client library that does, gets the whole
     module: at its first use, under a lock, so that two requests at once do
@@ -61,6 +62,10 @@ class DeferredModule(types.ModuleType):
 
     def __init__(self, name):
         super().__init__(name)
+        # Found, not loaded: importlib.util.find_spec answers as for the
+        # real module, and the import system, which reads a module's spec
+        # on every import of it, leaves it be.
+        self.__spec__ = importlib.machinery.PathFinder.find_spec(name)
         self.__dict__["_lock"] = threading.Lock()
         self.__dict__["_module"] = None
 
