@@ -86,7 +86,7 @@ func fromS3(ctx context.Context, t *testing.T, kubeconfig string) {
 		Eventing: &v1alpha1.FunctionEventing{
 			Broker:   &v1alpha1.Broker{Name: "orders", Create: true},
 			Triggers: []v1alpha1.Trigger{{Name: "orders", Filters: v1alpha1.Filters{"type": orderCreated}}},
-			Delivery: &v1alpha1.Delivery{Retry: ptr.To[int32](1), BackoffDelay: &backoff, DeadLetterSink: &v1alpha1.Sink{URI: &deadLetters}},
+			Delivery: &v1alpha1.Delivery{Retry: ptr.To[int32](2), BackoffDelay: &backoff, DeadLetterSink: &v1alpha1.Sink{URI: &deadLetters}},
 			Schedules: []v1alpha1.Schedule{{
 				Name: "every-minute", Schedule: "* * * * *", TimeZone: ptr.To("Europe/Berlin"),
 				Data: &kruntime.RawExtension{Raw: []byte(`{"id": 7}`)},
@@ -296,7 +296,7 @@ func movesBroker(ctx context.Context, t *testing.T, kube client.Client, o *unstr
 // machine through Eventing's broker-ingress, and waits until the function's
 // reply reaches the sink through a Trigger on the function's source; then
 // an event the handler fails on, which reaches the sink as the function's
-// dead letter after its retry, with the handler's status.
+// dead letter after its two retries, with the handler's status.
 func brokerDelivers(ctx context.Context, t *testing.T, kube client.Client, o *unstructured.Unstructured, sink *node.Sink, broker string) {
 	t.Helper()
 	source := render.FunctionSource(o.GetNamespace(), o.GetName())
