@@ -264,9 +264,8 @@ func TestCrashLoopingPodAsReal(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	c, kube := sharedCluster(t), targetClient(t)
-	svc := builtInline(ctx, t, c, kube, runtimes["Python3.11"], nil).Service.DeepCopy()
-	svc.Name = "crashlooping"
+	kube := targetClient(t)
+	svc := builtService(ctx, t, "crashlooping")
 	exits(svc)
 	if err := kube.Create(ctx, svc); err != nil {
 		t.Fatal(err)
@@ -277,6 +276,15 @@ func TestCrashLoopingPodAsReal(t *testing.T) {
 	if diff := cmp.Diff(crashOf(real, container), crashOf(played, container)); diff != "" {
 		t.Errorf("playact's crash-looping pod: -real, +played:\n%s", diff)
 	}
+}
+
+// builtService is render's Service of the Python function built by real
+// Kaniko (builtInline), named name.
+func builtService(ctx context.Context, t *testing.T, name string) *servingv1.Service {
+	t.Helper()
+	svc := builtInline(ctx, t, sharedCluster(t), targetClient(t), runtimes["Python3.11"], nil).Service.DeepCopy()
+	svc.Name = name
+	return svc
 }
 
 // reported waits until Knative has said whether the Service's first

@@ -67,9 +67,8 @@ func TestPlayedTrafficAsReal(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	c, kube := sharedCluster(t), targetClient(t)
-	svc := builtInline(ctx, t, c, kube, runtimes["Python3.11"], nil).Service.DeepCopy()
-	svc.Name = "traffic"
+	kube := targetClient(t)
+	svc := builtService(ctx, t, "traffic")
 	first := svc.Name + "-00001"
 
 	steps := []struct {
