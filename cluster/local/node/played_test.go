@@ -70,6 +70,12 @@ func endingOf(job *batchv1.Job, pods []corev1.Pod) ending {
 	return e
 }
 
+// kanikoEnd is how playact ends a build whose kaniko container ended as
+// the real one's did.
+func kanikoEnd(real ending) playact.BuildEnd {
+	return playact.KanikoExits(real.Kaniko.ExitCode, real.Kaniko.Message)
+}
+
 // fetchEnd is the end of the first init container of an ending that has
 // one.
 func fetchEnd(e ending) corev1.ContainerStateTerminated {
@@ -115,16 +121,12 @@ func TestPlayedBuildEndsAsReal(t *testing.T) {
 	}{
 		"Succeeds": {
 			reason: "A build that pushes its image completes, and its digest is read from the termination message.",
-			end: func(real ending) playact.BuildEnd {
-				return playact.KanikoExits(real.Kaniko.ExitCode, real.Kaniko.Message)
-			},
+			end:    kanikoEnd,
 		},
 		"BaseImageMissing": {
 			reason: "A build whose base image is not in the registry fails after its retry, with Kaniko's own words at the end of its log.",
 			base:   func(string) string { return unknownTag },
-			end: func(real ending) playact.BuildEnd {
-				return playact.KanikoExits(real.Kaniko.ExitCode, real.Kaniko.Message)
-			},
+			end:    kanikoEnd,
 		},
 		"FetchFails": {
 			reason: "A build whose git server refuses connections fails after its retry, in its fetch, with git's words at the end of its log, and Kaniko never starts.",
