@@ -91,8 +91,8 @@ func Finished(job *batchv1.Job) bool {
 // or two later and adds nothing. A failure waits for the Job, which may
 // retry. A source fetch that failed in an init container says so with the
 // end of its log, and a container that never started says why it waits (an
-// image that cannot be pulled), as soon as its pod says so. A Job that completed without a digest has
-// failed: nothing can be deployed.
+// image that cannot be pulled), as soon as its pod says so. A Job that
+// completed without a digest has failed: nothing can be deployed.
 func OutcomeOf(job *batchv1.Job, pods []corev1.Pod) BuildOutcome {
 	var o BuildOutcome
 	for _, c := range job.Status.Conditions {
@@ -193,7 +193,7 @@ func initFailure(p corev1.Pod) (msg, cause string) {
 			return fmt.Sprintf(fmtFetchFailed, cs.Name, t.ExitCode, tail(orReason(t.Message, t.Reason), maxBuildMessage)), CauseFetch
 		}
 		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "PodInitializing" {
-			return fmt.Sprintf(fmtFetchWaits, cs.Name, strings.TrimSuffix(w.Reason+": "+w.Message, ": ")), CauseFetchImage
+			return fmt.Sprintf(fmtFetchWaits, cs.Name, joined(w.Reason, w.Message)), CauseFetchImage
 		}
 	}
 	return "", ""
@@ -208,7 +208,7 @@ func waits(p corev1.Pod) string {
 	}
 	for _, cs := range p.Status.ContainerStatuses {
 		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "PodInitializing" && w.Reason != "ContainerCreating" {
-			return fmt.Sprintf(fmtBuildWaits, cs.Name, strings.TrimSuffix(w.Reason+": "+w.Message, ": "))
+			return fmt.Sprintf(fmtBuildWaits, cs.Name, joined(w.Reason, w.Message))
 		}
 	}
 	return ""

@@ -224,10 +224,16 @@ func subscriberPending(desired kube.Object, c *apis.Condition) bool {
 
 // said is a Knative condition's reason and message.
 func said(c *apis.Condition) string {
-	if c.Reason == "" || c.Message == "" {
-		return c.Reason + c.Message
+	return joined(c.Reason, c.Message)
+}
+
+// joined is a reason and a message, such as a condition's or a waiting
+// container's, as one text.
+func joined(reason, message string) string {
+	if reason == "" || message == "" {
+		return reason + message
 	}
-	return c.Reason + ": " + c.Message
+	return reason + ": " + message
 }
 
 // BrokerAddress is the address a Broker reports, or "" before it has one.

@@ -25,9 +25,10 @@ import (
 // that delivers, ones whose dead-letter sink or subscriber is a Service that
 // does not exist, and one of a Broker that is not Ready are reported on the
 // real node with conditions that playact writes alike, and a Ready Broker
-// is read as playact plays it. The provider's and the function's tests that play Triggers on the
-// API server alone stand on this. A Trigger of a Broker that does not exist
-// is reported on by no one (TestTriggerOfNoBroker).
+// is read as playact plays it. The provider's and the function's tests
+// that play Triggers on the API server alone stand on this. A Trigger of a
+// Broker that does not exist is reported on by no one
+// (TestTriggerOfNoBroker).
 func TestPlayedTriggerAsReal(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
